@@ -1,0 +1,37 @@
+# Two entry points, both self-contained on a fresh machine (Python 3.11 + the package registries):
+#   make demo   set up .venv and run the main job
+#   make test   set up .venv with the dev tools and run lint, types and the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SAMPLE := eval_sets/trec_eval_sample
+
+.PHONY: demo test lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/rag-judge retrieval $(SAMPLE)/qrels.test $(SAMPLE)/results.test \
+		-m map -m mrr -m ndcg@10 -m precision@5 -m recall@100 -m hit_rate@5 --per-query
+	$(BIN)/rag-judge compare $(SAMPLE)/qrels.test $(SAMPLE)/results.trunc $(SAMPLE)/results.test \
+		-m map -m ndcg@10 -m hit_rate@5 --missing-as-zero
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check rag_judge tests benchmarks
+	$(BIN)/ruff format --check rag_judge tests benchmarks
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Turning results into things people read: tables now; plots and HTML reports later."""

@@ -1,0 +1,83 @@
+"""Plain tables (header + rows of strings) rendered as rich tables or CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from rag_judge.retrieval.compare import RunComparison
+from rag_judge.retrieval.result import SUMMED_FAMILIES, EvalResult
+
+Rows = list[list[str]]
+
+
+def format_value(value: float, *, count: bool = False, exact: bool = False) -> str:
+    """Four decimals as trec_eval prints them (``exact``: every digit); counts as integers."""
+    if count:
+        return f"{value:.0f}"
+    return repr(value) if exact else f"{value:.4f}"
+
+
+def eval_result_table(
+    result: EvalResult, *, per_query: bool, exact: bool = False
+) -> tuple[list[str], Rows]:
+    """Header and rows: one row per query when asked, then the ``all`` row of aggregates."""
+    counts = [m.family in SUMMED_FAMILIES for m in result.measures]
+    header = ["query_id", *result.names]
+    rows: Rows = []
+
+    def cells(values: Sequence[float]) -> list[str]:
+        return [format_value(v, count=c, exact=exact) for v, c in zip(values, counts, strict=True)]
+
+    if per_query:
+        columns = [result.values[name].tolist() for name in result.names]
+        for row, qid in enumerate(result.query_ids):
+            rows.append([qid, *cells([column[row] for column in columns])])
+    aggregate = result.aggregate()
+    rows.append(["all", *cells([aggregate[name] for name in result.names])])
+    return header, rows
+
+
+def comparison_table(comparison: RunComparison) -> tuple[list[str], Rows]:
+    """One row per measure: means, B - A with its CI, and p-values."""
+    header = ["measure", "A", "B", "B - A", "95% CI", "p rand.", "p McNemar", "n"]
+    rows: Rows = []
+    for row in comparison.rows:
+        ci = row.difference
+        level = f"{round(ci.confidence * 100):d}% CI"
+        header[4] = level
+        rows.append(
+            [
+                row.measure.name,
+                f"{row.mean_a:.4f}",
+                f"{row.mean_b:.4f}",
+                f"{ci.estimate:+.4f}",
+                f"[{ci.low:+.4f}, {ci.high:+.4f}]",
+                f"{row.randomization.p_value:.4f}",
+                f"{row.mcnemar.p_value:.4f}" if row.mcnemar else "-",
+                str(ci.n),
+            ]
+        )
+    return header, rows
+
+
+def to_rich(header: Sequence[str], rows: Rows, *, title: str | None = None) -> Table:
+    """A rich table with numeric columns right-aligned."""
+    table = Table(title=title, show_lines=False)
+    for i, name in enumerate(header):
+        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def to_csv(header: Sequence[str], rows: Rows) -> str:
+    """CSV text with a header line."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
