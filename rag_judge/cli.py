@@ -223,7 +223,7 @@ def compare(
         shown = ", ".join(f"{q} ({why})" for q, why in list(comparison.dropped.items())[:10])
         click.echo(f"note: {len(comparison.dropped)} queries not compared: {shown}", err=True)
     if fmt == "json":
-        records = comparison.to_dataframe().to_dict(orient="records")
+        records = comparison.to_records()
         click.echo(json.dumps({"a": str(run_a), "b": str(run_b), "measures": records}, indent=2))
         return
     if fmt == "csv":

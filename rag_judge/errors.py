@@ -8,7 +8,7 @@ class RagJudgeError(Exception):
 
 
 class InputError(RagJudgeError, ValueError):
-    """Bad input: names the source (file or object), the line or row, and the field.
+    """Bad input: names the source (file or object), the line (files) or row (tables), the field.
 
     The CLI prints ``str(error)`` and exits with status 2, so the message must be enough for
     the user to find and fix the problem without a traceback.
@@ -21,11 +21,13 @@ class InputError(RagJudgeError, ValueError):
         source: str | None = None,
         line: int | None = None,
         field: str | None = None,
+        row: object | None = None,
     ) -> None:
         self.message = message
         self.source = source
         self.line = line
         self.field = field
+        self.row = row
         super().__init__(self._format())
 
     def _format(self) -> str:
@@ -35,8 +37,9 @@ class InputError(RagJudgeError, ValueError):
             if self.line is not None:
                 where += f":{self.line}"
         elif self.line is not None:
-            where = f"row {self.line}"
-        parts = [p for p in (where, f"field '{self.field}'" if self.field else "") if p]
+            where = f"line {self.line}"
+        row = f"row {self.row}" if self.row is not None else ""
+        parts = [p for p in (where, row, f"field '{self.field}'" if self.field else "") if p]
         prefix = ", ".join(parts)
         return f"{prefix}: {self.message}" if prefix else self.message
 

@@ -51,24 +51,30 @@ class RunComparison:
     dropped: Mapping[str, str] = field(default_factory=dict)
     """Query id -> why it is not in the comparison (evaluated for only one run, ...)."""
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per measure; ``p_mcnemar`` is None where McNemar does not apply."""
+        return [
+            {
+                "measure": row.measure.name,
+                "mean_a": row.mean_a,
+                "mean_b": row.mean_b,
+                "diff_b_minus_a": row.difference.estimate,
+                "ci_low": row.difference.low,
+                "ci_high": row.difference.high,
+                "confidence": row.difference.confidence,
+                "p_randomization": row.randomization.p_value,
+                "p_mcnemar": row.mcnemar.p_value if row.mcnemar else None,
+                "n": row.difference.n,
+            }
+            for row in self.rows
+        ]
+
     def to_dataframe(self) -> pd.DataFrame:
-        """One row per measure with means, difference, CI bounds and p-values."""
-        records: list[dict[str, Any]] = []
-        for row in self.rows:
-            records.append(
-                {
-                    "measure": row.measure.name,
-                    "mean_a": row.mean_a,
-                    "mean_b": row.mean_b,
-                    "diff_b_minus_a": row.difference.estimate,
-                    "ci_low": row.difference.low,
-                    "ci_high": row.difference.high,
-                    "p_randomization": row.randomization.p_value,
-                    "p_mcnemar": row.mcnemar.p_value if row.mcnemar else None,
-                    "n": row.difference.n,
-                }
-            )
-        return pd.DataFrame.from_records(records)
+        """:meth:`to_records` as a frame; ``p_mcnemar`` stays an object column holding None."""
+        records = self.to_records()
+        frame = pd.DataFrame.from_records(records)
+        frame["p_mcnemar"] = pd.Series([r["p_mcnemar"] for r in records], dtype=object)
+        return frame
 
 
 def compare_runs(

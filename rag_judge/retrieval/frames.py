@@ -15,6 +15,8 @@ DOC_COLUMNS = ("doc_id", "docno", "docid", "corpus-id", "doc", "chunk_id")
 GRADE_COLUMNS = ("relevance", "grade", "gain", "rel", "label", "score")
 SCORE_COLUMNS = ("score", "sim")
 RANK_COLUMNS = ("rank",)
+FILE_SUFFIX = " (file)"
+"""Appended to ``source`` by the file readers: row labels are then file line numbers."""
 
 
 def pick_column(columns: Sequence[str], wanted: Sequence[str], *, what: str, source: str) -> str:
@@ -39,12 +41,12 @@ def qrels_from_frame(
     d = pick_column(cols, DOC_COLUMNS, what="document id", source=source)
     g = pick_column(cols, GRADE_COLUMNS, what="relevance grade", source=source)
     out: dict[str, dict[str, int]] = {}
-    for row, (qid, doc, grade) in enumerate(zip(frame[q], frame[d], frame[g], strict=True)):
-        value = _as_int(grade, source=source, row=row + 1, field=g)
+    for row, qid, doc, grade in zip(_rows(frame), frame[q], frame[d], frame[g], strict=True):
+        value = _as_int(grade, source=source, row=row, field=g)
         docs = out.setdefault(str(qid), {})
         if str(doc) in docs:
             raise InputError(
-                f"document '{doc}' judged twice for query '{qid}'", source=source, line=row + 1
+                f"document '{doc}' judged twice for query '{qid}'", **_where(source, row)
             )
         docs[str(doc)] = value
     return out
@@ -65,27 +67,38 @@ def run_from_frame(
     if any(name in lowered for name in SCORE_COLUMNS):
         s = pick_column(cols, SCORE_COLUMNS, what="score", source=source)
         scored: dict[str, dict[str, float]] = {}
-        for row, (qid, doc, score) in enumerate(zip(frame[q], frame[d], frame[s], strict=True)):
-            value = _as_float(score, source=source, row=row + 1, field=s)
-            _put(scored.setdefault(str(qid), {}), str(doc), value, qid, source, row + 1)
+        rows = _rows(frame)
+        for row, qid, doc, score in zip(rows, frame[q], frame[d], frame[s], strict=True):
+            value = _as_float(score, source=source, row=row, field=s)
+            _put(scored.setdefault(str(qid), {}), str(doc), value, qid, source, row)
         return scored
     r = pick_column(cols, RANK_COLUMNS, what="score or rank", source=source)
     by_rank: dict[str, list[tuple[float, str]]] = {}
-    for row, (qid, doc, rank) in enumerate(zip(frame[q], frame[d], frame[r], strict=True)):
-        value = _as_float(rank, source=source, row=row + 1, field=r)
+    for row, qid, doc, rank in zip(_rows(frame), frame[q], frame[d], frame[r], strict=True):
+        value = _as_float(rank, source=source, row=row, field=r)
         by_rank.setdefault(str(qid), []).append((value, str(doc)))
     return {qid: [doc for _, doc in sorted(pairs)] for qid, pairs in by_rank.items()}
 
 
-def _put(docs: dict[str, float], doc: str, value: float, qid: Any, source: str, row: int) -> None:
+def _rows(frame: pd.DataFrame) -> list[Any]:
+    """Row labels for messages: file line numbers when read from a file, else index labels."""
+    return list(frame.index)
+
+
+def _where(source: str, row: Any) -> dict[str, Any]:
+    """Point at a file line (frames the file readers built) or at a DataFrame row label."""
+    if source.endswith(FILE_SUFFIX):
+        return {"source": source.removesuffix(FILE_SUFFIX), "line": int(row)}
+    return {"source": source, "row": row}
+
+
+def _put(docs: dict[str, float], doc: str, value: float, qid: Any, source: str, row: Any) -> None:
     if doc in docs:
-        raise InputError(
-            f"document '{doc}' listed twice for query '{qid}'", source=source, line=row
-        )
+        raise InputError(f"document '{doc}' listed twice for query '{qid}'", **_where(source, row))
     docs[doc] = value
 
 
-def _as_int(value: Any, *, source: str, row: int, field: str) -> int:
+def _as_int(value: Any, *, source: str, row: Any, field: str) -> int:
     try:
         number = float(value)
         if not math.isfinite(number) or number != int(number):
@@ -93,17 +106,15 @@ def _as_int(value: Any, *, source: str, row: int, field: str) -> int:
         return int(number)
     except (TypeError, ValueError):
         raise InputError(
-            f"{value!r} is not an integer grade", source=source, line=row, field=field
+            f"{value!r} is not an integer grade", field=field, **_where(source, row)
         ) from None
 
 
-def _as_float(value: Any, *, source: str, row: int, field: str) -> float:
+def _as_float(value: Any, *, source: str, row: Any, field: str) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise InputError(
-            f"{value!r} is not a number", source=source, line=row, field=field
-        ) from None
+        raise InputError(f"{value!r} is not a number", field=field, **_where(source, row)) from None
     if not math.isfinite(number):
-        raise InputError(f"{value!r} is not a finite number", source=source, line=row, field=field)
+        raise InputError(f"{value!r} is not a finite number", field=field, **_where(source, row))
     return number

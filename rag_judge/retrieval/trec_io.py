@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rag_judge.errors import InputError
-from rag_judge.retrieval.frames import qrels_from_frame, run_from_frame
+from rag_judge.retrieval.frames import FILE_SUFFIX, qrels_from_frame, run_from_frame
 from rag_judge.retrieval.ranking import RunEntry, rank_documents
 
 RunDict = dict[str, dict[str, float]] | dict[str, list[str]]
@@ -31,7 +31,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         return _qrels_from_json(text, str(path))
     first = _first_data_line(text)
     if first is not None and _looks_like_header(first):
-        return qrels_from_frame(_read_delimited(path, text), source=str(path))
+        return qrels_from_frame(_read_delimited(path, text), source=str(path) + FILE_SUFFIX)
     return _parse_trec_qrels(text, str(path))
 
 
@@ -43,7 +43,7 @@ def read_run(path: str | Path) -> RunDict:
         return _run_from_json(text, str(path))
     first = _first_data_line(text)
     if first is not None and _looks_like_header(first):
-        return run_from_frame(_read_delimited(path, text), source=str(path))
+        return run_from_frame(_read_delimited(path, text), source=str(path) + FILE_SUFFIX)
     return _parse_trec_run(text, str(path))
 
 
