@@ -141,7 +141,7 @@ def test_negative_grades_are_unjudged_never_relevant() -> None:
     [
         ({"q": {"a": 1}}, {"q": {"a": float("nan")}}, {}, "not a finite number"),
         ({"q": {"a": 1}}, {"q": ["a", "a"]}, {}, "appears twice"),
-        ({"q": {"a": 1}}, {"q": "a b"}, {}, "got a string"),
+        ({"q": {"a": 1}}, {"q": "a b"}, {}, "got str"),
         ({"q": {"a": 1.5}}, {"q": ["a"]}, {}, "not an integer"),
         ({"q": {"a": 1}}, {"other": ["a"]}, {}, "no query has both"),
         ({"q": {"a": 1}}, {"q": ["a"]}, {"missing": "maybe"}, "missing must be"),

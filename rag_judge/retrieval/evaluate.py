@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -12,11 +13,11 @@ from rag_judge.retrieval.frames import qrels_from_frame, run_from_frame
 from rag_judge.retrieval.measure import Measure, parse_measures
 from rag_judge.retrieval.measures import compute_measure
 from rag_judge.retrieval.ranking import (
+    PreparedQrels,
     Qrels,
     Requirements,
     Run,
     build_ranked_grades,
-    rank_documents,
 )
 from rag_judge.retrieval.result import (
     EvalResult,
@@ -61,10 +62,10 @@ def evaluate(
     parsed = parse_measures(tuple(measures))
     if not parsed:
         raise InputError("no measure given", field="measures")
-    clean_qrels = _normalise_qrels(qrels)
-    ranked_run = _rank_run(run)
-    query_ids, excluded = _select_queries(clean_qrels, ranked_run, settings, exclude or {})
-    no_rel = _queries_without_relevant(clean_qrels, settings.rel_level)
+    prepared = _prepare_qrels(qrels)
+    run_map = _run_mapping(run)
+    query_ids, excluded = _select_queries(prepared.judged, run_map, settings, exclude or {})
+    no_rel = {q for q in prepared.judged if not prepared.has_relevant(q, settings.rel_level)}
     if settings.no_relevant == "skip":
         for qid in query_ids:
             if qid in no_rel:
@@ -73,8 +74,8 @@ def evaluate(
     if not query_ids:
         raise InputError(_nothing_to_evaluate(excluded))
     ranked = build_ranked_grades(
-        clean_qrels,
-        ranked_run,
+        prepared,
+        run_map,
         query_ids,
         rel_level=settings.rel_level,
         judged_only=settings.judged_only,
@@ -112,24 +113,27 @@ def _settings(
     return EvalSettings(rel_level, missing, no_relevant, judged_only, max_depth)  # type: ignore[arg-type]
 
 
-def _normalise_qrels(qrels: Qrels | pd.DataFrame) -> dict[str, Mapping[str, int]]:
-    """Check qrels and return them keyed by str, grades as int (copying only what needs it)."""
+def _prepare_qrels(qrels: Qrels | pd.DataFrame) -> PreparedQrels:
+    """Check qrels once: str keys, int grades (copying only a query that needs it), counts."""
     if isinstance(qrels, pd.DataFrame):
-        return dict(qrels_from_frame(qrels))
+        qrels = qrels_from_frame(qrels)
     if not isinstance(qrels, Mapping):
         raise InputError(f"qrels must be a mapping or DataFrame, got {type(qrels).__name__}")
-    out: dict[str, Mapping[str, int]] = {}
+    judged: dict[str, Mapping[str, int]] = {}
+    counts: dict[str, Counter[int]] = {}
     for qid, docs in qrels.items():
         if not isinstance(docs, Mapping):
             raise InputError(
                 f"expected {{doc_id: grade}}, got {type(docs).__name__}",
                 source=f"qrels query '{qid}'",
             )
-        if all(type(g) is int for g in docs.values()):
-            out[str(qid)] = docs
-        else:
-            out[str(qid)] = {str(d): _grade(g, qid, d) for d, g in docs.items()}
-    return out
+        grades = Counter(docs.values())
+        if not all(type(g) is int for g in grades):
+            docs = {str(d): _grade(g, qid, d) for d, g in docs.items()}
+            grades = Counter(docs.values())
+        judged[str(qid)] = docs
+        counts[str(qid)] = grades
+    return PreparedQrels(judged=judged, grade_counts=counts)
 
 
 def _grade(value: Any, qid: object, doc: object) -> int:
@@ -142,12 +146,14 @@ def _grade(value: Any, qid: object, doc: object) -> int:
     return int(value)
 
 
-def _rank_run(run: Run | pd.DataFrame) -> dict[str, list[str]]:
+def _run_mapping(run: Run | pd.DataFrame) -> Mapping[str, Any]:
     if isinstance(run, pd.DataFrame):
         run = run_from_frame(run)
     if not isinstance(run, Mapping):
         raise InputError(f"run must be a mapping or DataFrame, got {type(run).__name__}")
-    return {str(qid): rank_documents(entry, query_id=str(qid)) for qid, entry in run.items()}
+    if all(type(q) is str for q in run):
+        return run
+    return {str(qid): entry for qid, entry in run.items()}
 
 
 def _select_queries(
@@ -169,10 +175,6 @@ def _select_queries(
         if qid not in qrels:
             excluded[qid] = "not in the qrels (no relevance judgements)"
     return chosen, excluded
-
-
-def _queries_without_relevant(qrels: Mapping[str, Mapping[str, int]], rel_level: int) -> set[str]:
-    return {qid for qid, docs in qrels.items() if not any(g >= rel_level for g in docs.values())}
 
 
 def _nothing_to_evaluate(excluded: Mapping[str, str]) -> str:

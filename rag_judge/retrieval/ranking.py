@@ -7,10 +7,11 @@ a list keeps its order, since list order is rank.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from operator import itemgetter
+from itertools import repeat
 from typing import cast
 
 import numpy as np
@@ -29,28 +30,70 @@ Requirements = Mapping[str, Sequence[Iterable[str]]]
 UNJUDGED: int = int(np.iinfo(np.int32).min)
 """Grade given to a retrieved document absent from the qrels or judged with a negative grade."""
 
-_SCORE_THEN_DOC = itemgetter(1, 0)
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+
+def rank_order(docs: Sequence[str], scores: FloatArray) -> IntArray:
+    """Indices of ``docs`` in rank order: score descending, ties by document id descending."""
+    # Equal scores are re-ordered by doc id below, so the sort need not be stable.
+    order: IntArray = np.argsort(-scores)
+    ordered = scores[order]
+    tied = ordered[1:] == ordered[:-1]
+    if not tied.any():
+        return order
+    # Positions inside a run of equal scores, and which run each belongs to.
+    in_group = np.zeros(len(order), dtype=bool)
+    in_group[:-1] |= tied
+    in_group[1:] |= tied
+    starts = in_group.copy()
+    starts[1:] &= ~tied
+    positions = np.flatnonzero(in_group)
+    group = np.cumsum(starts)[positions].tolist()
+    members = order[positions].tolist()
+    # Within a group the larger doc id ranks first; groups keep their order.
+    resolved = sorted(zip(group, members, strict=True), key=lambda gm: (-gm[0], docs[gm[1]]))
+    order[positions] = [m for _, m in reversed(resolved)]
+    return order
 
 
 def rank_documents(entry: RunEntry, *, query_id: str = "?") -> list[str]:
     """Return document ids in rank order for one query (see the module docstring)."""
     if isinstance(entry, Mapping):
-        items = list(entry.items())
-        scores = np.fromiter((score for _, score in items), dtype=np.float64, count=len(items))
-        if not np.isfinite(scores).all():
-            bad = items[int(np.flatnonzero(~np.isfinite(scores))[0])]
-            raise InputError(
-                f"score {bad[1]!r} of document '{bad[0]}' is not a finite number",
-                source=f"run query '{query_id}'",
-                field="score",
-            )
-        items.sort(key=_SCORE_THEN_DOC, reverse=True)
-        return [doc for doc, _ in items]
-    if isinstance(entry, str):
+        docs = list(entry)
+        return [docs[i] for i in rank_order(docs, _scores(entry, docs, query_id)).tolist()]
+    return _checked_list(entry, query_id)
+
+
+def _scores(entry: Mapping[str, float], docs: list[str], query_id: str) -> FloatArray:
+    """The scores of one query as floats; an error names the first bad one."""
+    try:
+        scores = np.fromiter(entry.values(), dtype=np.float64, count=len(docs))
+        bad = None if np.isfinite(scores).all() else int(np.argmin(np.isfinite(scores)))
+    except (TypeError, ValueError):
+        bad = next(i for i, d in enumerate(docs) if not _is_number(entry[d]))
+    if bad is not None:
         raise InputError(
-            "expected a list of doc ids or a {doc_id: score} mapping, got a string",
+            f"score {entry[docs[bad]]!r} of document '{docs[bad]}' is not a finite number",
+            source=f"run query '{query_id}'",
+            field="score",
+        )
+    return scores
+
+
+def _is_number(value: object) -> bool:
+    try:
+        return bool(np.isfinite(float(value)))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def _checked_list(entry: object, query_id: str) -> list[str]:
+    """A ranked list of doc ids, refusing strings and duplicates."""
+    if isinstance(entry, str) or not isinstance(entry, Sequence | Iterable):
+        raise InputError(
+            "expected a list of doc ids or a {doc_id: score} mapping, "
+            f"got {type(entry).__name__}",
             source=f"run query '{query_id}'",
         )
     ranked = list(entry)
@@ -115,9 +158,23 @@ class RankedGrades:
         return counts
 
 
+@dataclass(frozen=True)
+class PreparedQrels:
+    """Qrels checked once, with the number of judged documents per grade for every query."""
+
+    judged: Mapping[str, Mapping[str, int]]
+    """``{query_id: {doc_id: grade}}`` with str keys and int grades."""
+    grade_counts: Mapping[str, Counter[int]]
+    """``{query_id: {grade: documents}}`` over every judgement, negative grades included."""
+
+    def has_relevant(self, query_id: str, rel_level: int) -> bool:
+        """True when the query has a document with grade >= rel_level."""
+        return any(g >= rel_level for g in self.grade_counts.get(query_id, ()))
+
+
 def build_ranked_grades(
-    qrels: Qrels,
-    ranked_run: Mapping[str, list[str]],
+    qrels: PreparedQrels,
+    run: Mapping[str, RunEntry],
     query_ids: Sequence[str],
     *,
     rel_level: int = 1,
@@ -125,34 +182,33 @@ def build_ranked_grades(
     max_depth: int | None = None,
     requirements: Requirements | None = None,
 ) -> RankedGrades:
-    """Look up the grade of every retrieved document and pack them into a padded matrix.
+    """Rank each query's documents, look up their grades and pack them into a padded matrix.
 
-    ``ranked_run`` must already be in rank order (see :func:`rank_documents`); queries of
-    ``query_ids`` missing from it are evaluated as empty rankings.
+    Queries of ``query_ids`` missing from ``run`` are evaluated as empty rankings.
     """
-    flat: list[int] = []
-    num_ret = np.zeros(len(query_ids), dtype=np.int64)
+    rows: list[npt.NDArray[np.int64]] = []
     joint = np.full(len(query_ids), np.inf) if requirements is not None else None
+    need_docs = requirements is not None
     empty: dict[str, int] = {}
     for row, qid in enumerate(query_ids):
-        ranked = ranked_run.get(qid, [])
+        judged = qrels.judged.get(qid, empty)
+        grades, ranked = _ranked_grades(run.get(qid, ()), judged, qid, need_docs)
         if max_depth is not None:
-            ranked = ranked[:max_depth]
-        judged = qrels.get(qid, empty)
-        grades = [judged.get(doc, UNJUDGED) for doc in ranked]
+            grades, ranked = grades[:max_depth], ranked[:max_depth]
+        grades[grades < 0] = UNJUDGED
         if judged_only:
-            keep = [g >= 0 for g in grades]
-            ranked = [doc for doc, k in zip(ranked, keep, strict=True) if k]
-            grades = [g for g, k in zip(grades, keep, strict=True) if k]
+            keep = grades != UNJUDGED
+            grades = grades[keep]
+            if need_docs:
+                ranked = [doc for doc, k in zip(ranked, keep.tolist(), strict=True) if k]
         if joint is not None and requirements is not None:
             joint[row] = _joint_rank(ranked, requirements.get(qid, ()))
-        num_ret[row] = len(grades)
-        flat.extend(grades)
-    depth = max(int(num_ret.max()) if len(num_ret) else 0, 1)
+        rows.append(grades)
+    num_ret = np.array([len(g) for g in rows], dtype=np.int64)
+    depth = max(int(num_ret.max(initial=0)), 1)
     matrix = np.full((len(query_ids), depth), UNJUDGED, dtype=np.int32)
-    values = np.asarray(flat, dtype=np.int64)
-    values[values < 0] = UNJUDGED
-    matrix[np.arange(depth) < num_ret[:, None]] = values
+    if rows:
+        matrix[np.arange(depth) < num_ret[:, None]] = np.concatenate(rows)
     levels, counts = _level_counts(qrels, query_ids)
     return RankedGrades(
         query_ids=tuple(query_ids),
@@ -163,6 +219,21 @@ def build_ranked_grades(
         rel_level=rel_level,
         joint_rank=joint,
     )
+
+
+def _ranked_grades(
+    entry: RunEntry, judged: Mapping[str, int], query_id: str, need_docs: bool
+) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """Grades in rank order (and the ranked ids when asked) for one query's run entry."""
+    if isinstance(entry, Mapping):
+        docs = list(entry)
+        order = rank_order(docs, _scores(entry, docs, query_id))
+        looked_up = map(judged.get, docs, repeat(UNJUDGED, len(docs)))
+        grades = np.fromiter(looked_up, dtype=np.int64, count=len(docs))[order]
+        return grades, ([docs[i] for i in order.tolist()] if need_docs else [])
+    ranked = _checked_list(entry, query_id)
+    looked_up = map(judged.get, ranked, repeat(UNJUDGED, len(ranked)))
+    return np.fromiter(looked_up, dtype=np.int64, count=len(ranked)), ranked
 
 
 def _joint_rank(ranked: list[str], needs: Sequence[Iterable[str]]) -> float:
@@ -179,20 +250,14 @@ def _joint_rank(ranked: list[str], needs: Sequence[Iterable[str]]) -> float:
     return float(worst)
 
 
-def _level_counts(qrels: Qrels, query_ids: Sequence[str]) -> tuple[IntArray, IntArray]:
-    per_query: list[dict[int, int]] = []
-    all_levels: set[int] = set()
-    for qid in query_ids:
-        counts: dict[int, int] = {}
-        for grade in qrels.get(qid, {}).values():
-            if grade >= 0:
-                counts[grade] = counts.get(grade, 0) + 1
-        per_query.append(counts)
-        all_levels.update(counts)
-    levels = np.array(sorted(all_levels), dtype=np.int64)
+def _level_counts(qrels: PreparedQrels, query_ids: Sequence[str]) -> tuple[IntArray, IntArray]:
+    """Distinct non-negative grades, and per query how many documents have each."""
+    per_query = [qrels.grade_counts.get(qid, Counter()) for qid in query_ids]
+    levels = np.array(sorted({g for c in per_query for g in c if g >= 0}), dtype=np.int64)
     index = {int(level): i for i, level in enumerate(levels)}
     matrix = np.zeros((len(query_ids), len(levels)), dtype=np.int64)
     for row, counts in enumerate(per_query):
         for level, count in counts.items():
-            matrix[row, index[level]] = count
+            if level >= 0:
+                matrix[row, index[level]] = count
     return levels, matrix
