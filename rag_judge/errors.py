@@ -44,5 +44,9 @@ class InputError(RagJudgeError, ValueError):
         return f"{prefix}: {self.message}" if prefix else self.message
 
 
+class NothingToEvaluateError(InputError):
+    """Every query was excluded or lacks a ranking or judgements; the message lists why."""
+
+
 class UnknownMeasureError(InputError):
     """A measure name that does not parse; the message lists the known measures."""

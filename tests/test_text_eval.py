@@ -82,3 +82,16 @@ def test_real_cmrc_answers_find_their_gold_paragraph() -> None:
     scored = evaluate_by_text(references, ChunkIndex(corpus), run, ["hit_rate@1", "mrr"])
     assert not scored.result.excluded
     assert scored.result.aggregate()["hit_rate@1"] == pytest.approx(1.0)
+
+
+def test_a_threshold_that_leaves_nothing_gives_none_not_nan() -> None:
+    table = threshold_sensitivity(
+        {"q": "Gustave Eiffel's company built it"},
+        ChunkIndex(CORPUS),
+        {"q": ["c2"]},
+        ["recall@1"],
+        thresholds=(0.5, 0.99),
+    )
+    records = table.to_dict("records")
+    assert records[0]["recall@1"] == 1.0
+    assert records[1] == {"threshold": 0.99, "n_evaluated": 0, "n_uncovered": 1, "recall@1": None}

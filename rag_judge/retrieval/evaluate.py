@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.errors import InputError
+from rag_judge.errors import InputError, NothingToEvaluateError
 from rag_judge.retrieval.frames import qrels_from_frame, run_from_frame
 from rag_judge.retrieval.measure import Measure, parse_measures
 from rag_judge.retrieval.measures import compute_measure
@@ -72,7 +72,7 @@ def evaluate(
                 excluded[qid] = f"no document with grade >= {rel_level} in the qrels"
         query_ids = [q for q in query_ids if q not in no_rel]
     if not query_ids:
-        raise InputError(_nothing_to_evaluate(excluded))
+        raise NothingToEvaluateError(_nothing_to_evaluate(excluded))
     ranked = build_ranked_grades(
         prepared,
         run_map,

@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.errors import InputError
+from rag_judge.errors import InputError, NothingToEvaluateError
 from rag_judge.retrieval.evaluate import evaluate
 from rag_judge.retrieval.gold_coverage import CoverageReport, check_gold_coverage
-from rag_judge.retrieval.measure import Measure
+from rag_judge.retrieval.measure import Measure, parse_measure
 from rag_judge.retrieval.ranking import Run
 from rag_judge.retrieval.result import EvalResult
 from rag_judge.retrieval.text_relevance import (
@@ -97,15 +97,30 @@ def threshold_sensitivity(
     measures = tuple(measures)
     if not thresholds:
         raise InputError("give at least one threshold", field="thresholds")
+    names = [parse_measure(m).name for m in measures]
     rows = []
     for threshold in thresholds:
-        scored = evaluate_by_text(references, index, run, measures, threshold=threshold, **settings)
+        try:
+            scored = evaluate_by_text(
+                references, index, run, measures, threshold=threshold, **settings
+            )
+        except NothingToEvaluateError:
+            # Nothing is covered at this threshold: an honest row of None, not a crash or NaN.
+            uncovered = check_gold_coverage(references, index, threshold=threshold).uncovered
+            rows.append([float(threshold), 0, len(uncovered), *([None] * len(names))])
+            continue
+        aggregate = scored.result.aggregate()
         rows.append(
-            {
-                "threshold": float(threshold),
-                "n_evaluated": len(scored.result.query_ids),
-                "n_uncovered": len(scored.coverage.uncovered),
-                **scored.result.aggregate(),
-            }
+            [
+                float(threshold),
+                len(scored.result.query_ids),
+                len(scored.coverage.uncovered),
+                *(aggregate[name] for name in names),
+            ]
         )
-    return pd.DataFrame.from_records(rows)
+    columns = ["threshold", "n_evaluated", "n_uncovered", *names]
+    frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    for column in columns:
+        if frame[column].map(lambda v: v is not None).all():
+            frame[column] = pd.to_numeric(frame[column])
+    return frame
