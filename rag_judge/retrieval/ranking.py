@@ -8,10 +8,10 @@ a list keeps its order, since list order is rank.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
-from itertools import repeat
+from functools import cached_property, partial
+from itertools import chain, repeat
 from typing import cast
 
 import numpy as np
@@ -27,6 +27,7 @@ Run = Mapping[str, RunEntry]
 Requirements = Mapping[str, Sequence[Iterable[str]]]
 """``{query_id: [alternatives, ...]}``: each requirement is met by any one of its doc ids."""
 
+_NO_DOCS: Mapping[str, int] = {}
 UNJUDGED: int = int(np.iinfo(np.int32).min)
 """Grade given to a retrieved document absent from the qrels or judged with a negative grade."""
 
@@ -38,23 +39,33 @@ def rank_order(docs: Sequence[str], scores: FloatArray) -> IntArray:
     """Indices of ``docs`` in rank order: score descending, ties by document id descending."""
     # Equal scores are re-ordered by doc id below, so the sort need not be stable.
     order: IntArray = np.argsort(-scores)
-    ordered = scores[order]
+    _break_ties(order, scores[order], docs)
+    return order
+
+
+def _break_ties(
+    order: IntArray, ordered: FloatArray, docs: Sequence[str] | Callable[[], Sequence[str]]
+) -> None:
+    """Within each run of equal scores in ``order``, put the larger doc id first (in place).
+
+    ``docs`` may be a callable so that the ids are only listed when there is a tie.
+    """
     tied = ordered[1:] == ordered[:-1]
     if not tied.any():
-        return order
-    # Positions inside a run of equal scores, and which run each belongs to.
+        return
+    ids = docs() if callable(docs) else docs
     in_group = np.zeros(len(order), dtype=bool)
     in_group[:-1] |= tied
     in_group[1:] |= tied
     starts = in_group.copy()
     starts[1:] &= ~tied
     positions = np.flatnonzero(in_group)
-    group = np.cumsum(starts)[positions].tolist()
     members = order[positions].tolist()
-    # Within a group the larger doc id ranks first; groups keep their order.
-    resolved = sorted(zip(group, members, strict=True), key=lambda gm: (-gm[0], docs[gm[1]]))
-    order[positions] = [m for _, m in reversed(resolved)]
-    return order
+    negated_group = (-np.cumsum(starts)[positions]).tolist()
+    # Descending on (-group, doc id): groups keep their order, larger ids first within one.
+    keys = [ids[m] for m in members]
+    resolved = sorted(zip(negated_group, keys, members, strict=True), reverse=True)
+    order[positions] = [m for _, _, m in resolved]
 
 
 def rank_documents(entry: RunEntry, *, query_id: str = "?") -> list[str]:
@@ -186,13 +197,98 @@ def build_ranked_grades(
 
     Queries of ``query_ids`` missing from ``run`` are evaluated as empty rankings.
     """
+    entries = [run.get(qid, _NO_DOCS) for qid in query_ids]
+    joint = None
+    if requirements is None and all(type(e) is dict for e in entries):
+        judged = [qrels.judged.get(qid, _NO_DOCS) for qid in query_ids]
+        flat, num_ret = _scored_grades(entries, judged, query_ids)  # type: ignore[arg-type]
+        flat, num_ret = _limit(flat, num_ret, max_depth=max_depth, judged_only=judged_only)
+    else:
+        rows, joint = _grades_per_query(
+            qrels, entries, query_ids, judged_only, max_depth, requirements
+        )
+        num_ret = np.array([len(g) for g in rows], dtype=np.int64)
+        flat = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    depth = max(int(num_ret.max(initial=0)), 1)
+    matrix = np.full((len(query_ids), depth), UNJUDGED, dtype=np.int32)
+    matrix[np.arange(depth) < num_ret[:, None]] = flat
+    levels, counts = _level_counts(qrels, query_ids)
+    return RankedGrades(
+        query_ids=tuple(query_ids),
+        grades=matrix,
+        num_ret=num_ret,
+        levels=levels,
+        level_counts=counts,
+        rel_level=rel_level,
+        joint_rank=joint,
+    )
+
+
+def _scored_grades(
+    entries: list[dict[str, float]], judged: list[Mapping[str, int]], query_ids: Sequence[str]
+) -> tuple[npt.NDArray[np.int64], IntArray]:
+    """Fast path for score maps: grades in rank order for all queries, flat, and their counts.
+
+    Scores and grades are gathered in one pass each; only the sort (and any tie) is per query.
+    """
+    lengths = [len(e) for e in entries]
+    total = sum(lengths)
+    try:
+        scores = np.fromiter(chain.from_iterable(e.values() for e in entries), np.float64, total)
+        finite = bool(np.isfinite(scores).all())
+    except (TypeError, ValueError):
+        finite = False
+    if not finite:  # find and name the bad score
+        for entry, qid in zip(entries, query_ids, strict=True):
+            _scores(entry, list(entry), qid)
+    looked_up = chain.from_iterable(
+        map(j.get, e, repeat(UNJUDGED, len(e))) for e, j in zip(entries, judged, strict=True)
+    )
+    grades = np.fromiter(looked_up, np.int64, total)
+    order = np.empty(total, dtype=np.int64)
+    negated = -scores
+    start = 0
+    for entry, n in zip(entries, lengths, strict=True):
+        end = start + n
+        local: IntArray = np.argsort(negated[start:end])
+        _break_ties(local, scores[start:end][local], partial(list, entry))
+        order[start:end] = local + start
+        start = end
+    return grades[order], np.array(lengths, dtype=np.int64)
+
+
+def _limit(
+    flat: npt.NDArray[np.int64], num_ret: IntArray, *, max_depth: int | None, judged_only: bool
+) -> tuple[npt.NDArray[np.int64], IntArray]:
+    """Mark unjudged grades, then apply the depth limit and judged-only filter (trec_eval order)."""
+    flat[flat < 0] = UNJUDGED
+    if max_depth is None and not judged_only:
+        return flat, num_ret
+    query = np.repeat(np.arange(len(num_ret)), num_ret)
+    keep = np.ones(len(flat), dtype=bool)
+    if max_depth is not None:
+        offsets = np.concatenate(([0], np.cumsum(num_ret)[:-1]))
+        keep &= (np.arange(len(flat)) - offsets[query]) < max_depth
+    if judged_only:
+        keep &= flat != UNJUDGED
+    return flat[keep], np.bincount(query[keep], minlength=len(num_ret)).astype(np.int64)
+
+
+def _grades_per_query(
+    qrels: PreparedQrels,
+    entries: list[RunEntry],
+    query_ids: Sequence[str],
+    judged_only: bool,
+    max_depth: int | None,
+    requirements: Requirements | None,
+) -> tuple[list[npt.NDArray[np.int64]], FloatArray | None]:
+    """General path (ranked lists, explicit requirements): one query at a time."""
     rows: list[npt.NDArray[np.int64]] = []
     joint = np.full(len(query_ids), np.inf) if requirements is not None else None
     need_docs = requirements is not None
-    empty: dict[str, int] = {}
-    for row, qid in enumerate(query_ids):
-        judged = qrels.judged.get(qid, empty)
-        grades, ranked = _ranked_grades(run.get(qid, ()), judged, qid, need_docs)
+    for row, (qid, entry) in enumerate(zip(query_ids, entries, strict=True)):
+        judged = qrels.judged.get(qid, _NO_DOCS)
+        grades, ranked = _ranked_grades(entry, judged, qid, need_docs)
         if max_depth is not None:
             grades, ranked = grades[:max_depth], ranked[:max_depth]
         grades[grades < 0] = UNJUDGED
@@ -204,21 +300,7 @@ def build_ranked_grades(
         if joint is not None and requirements is not None:
             joint[row] = _joint_rank(ranked, requirements.get(qid, ()))
         rows.append(grades)
-    num_ret = np.array([len(g) for g in rows], dtype=np.int64)
-    depth = max(int(num_ret.max(initial=0)), 1)
-    matrix = np.full((len(query_ids), depth), UNJUDGED, dtype=np.int32)
-    if rows:
-        matrix[np.arange(depth) < num_ret[:, None]] = np.concatenate(rows)
-    levels, counts = _level_counts(qrels, query_ids)
-    return RankedGrades(
-        query_ids=tuple(query_ids),
-        grades=matrix,
-        num_ret=num_ret,
-        levels=levels,
-        level_counts=counts,
-        rel_level=rel_level,
-        joint_rank=joint,
-    )
+    return rows, joint
 
 
 def _ranked_grades(
