@@ -235,6 +235,16 @@ def compare(
 
 
 @main.command()
+def models() -> None:
+    """List the chat and embedding backends, and why any of them cannot run here."""
+    from rag_judge.backends.availability import list_models
+
+    for item in list_models():
+        state = "available" if item.available else f"unavailable: {item.reason}"
+        click.echo(f"{item.kind:<10} {item.name:<36} {state}")
+
+
+@main.command()
 def measures() -> None:
     """List the retrieval measures and what they compute."""
     for family, (takes_k, text) in FAMILIES.items():

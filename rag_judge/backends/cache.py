@@ -1,0 +1,63 @@
+"""A persistent response cache in SQLite: safe for concurrent writers, never holds errors.
+
+Keys come from :func:`rag_judge.backends.types.cache_key` (everything that changes the
+output, nothing that does not). Values are the JSON of a successful response. Several
+processes may share one file: SQLite's WAL mode and a busy timeout serialise the writers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    model TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class ResponseCache:
+    """Successful model responses by request key, persisted in one SQLite file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+
+    def get(self, key: str) -> str | None:
+        """The stored JSON for a key, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def put(self, key: str, *, kind: str, model: str, value: str) -> None:
+        """Store a successful response (the last writer wins; equal keys mean equal requests)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, kind, model, value, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key, kind, model, value, time.time()),
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection (the file stays)."""
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,326 @@
+"""The one wrapper every model call goes through.
+
+It adds, for every backend alike: a persistent cache (a finished call is never made twice),
+bounded concurrency, a per-call timeout, retries of transient failures only (honouring
+Retry-After), structured outputs validated against a pydantic model with one repair attempt,
+and a ledger of calls, tokens and cost. Failures come back as a status, never as an exception
+and never as a number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+)
+
+from rag_judge.backends.cache import ResponseCache
+from rag_judge.backends.errors import BackendError, BackendRefusal, BackendTimeout
+from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.protocol import ChatBackend
+from rag_judge.backends.types import (
+    CallStatus,
+    ChatRequest,
+    ChatResponse,
+    Message,
+    Usage,
+    YesNoResponse,
+    cache_key,
+)
+
+T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
+
+REPAIR_INSTRUCTION = (
+    "Your previous reply could not be used: {error}\n"
+    "Reply again with only a JSON object that matches the required schema."
+)
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """How calls are made; none of this changes a reply, so none of it is in the cache key."""
+
+    concurrency: int = 8
+    """Calls in flight at once (per client)."""
+    timeout: float = 120.0
+    """Seconds one attempt may take."""
+    max_attempts: int = 4
+    """Attempts per call, the first included; only transient failures are retried."""
+    initial_wait: float = 0.5
+    """Scale of the back-off: before retry n, wait random in [0, initial_wait * 2^n]."""
+    max_wait: float = 30.0
+    """Longest wait between attempts; a server's Retry-After is honoured up to this."""
+
+
+class CallResult(BaseModel):
+    """The outcome of one chat call: a reply, or a status saying why there is none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: CallStatus
+    """``ok`` or why not."""
+    text: str | None = None
+    """The reply (None unless status is ok)."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens spent on this call (0 when answered from the cache)."""
+    attempts: int = 0
+    """Backend attempts made (0 when cached)."""
+    cached: bool = False
+    """Answered from the cache."""
+    error: str | None = None
+    """What went wrong, for the record."""
+
+
+class StructuredResult(BaseModel, Generic[R]):
+    """A structured call: the validated object, or ``parse_error``/a backend status."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: CallStatus
+    value: R | None = None
+    """The validated reply (None unless status is ok)."""
+    raw: str | None = None
+    """The last raw reply text, kept for diagnosis."""
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 0
+    cached: bool = False
+    repaired: bool = False
+    """True when the first reply failed validation and the repair attempt was used."""
+    error: str | None = None
+
+
+class YesNoResult(BaseModel):
+    """P(yes) for a yes/no question, or a status."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: CallStatus
+    p_yes: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 0
+    cached: bool = False
+    error: str | None = None
+
+
+class ModelClient:
+    """Cache, limits, retries, validation and accounting around one chat backend."""
+
+    def __init__(
+        self,
+        backend: ChatBackend,
+        *,
+        cache: ResponseCache | None = None,
+        policy: CallPolicy | None = None,
+        ledger: Ledger | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.policy = policy or CallPolicy()
+        self.ledger = ledger if ledger is not None else Ledger()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._semaphore = asyncio.Semaphore(self.policy.concurrency)
+        self._sleep = sleep
+
+    @property
+    def name(self) -> str:
+        """The backend's ``provider/model``."""
+        return self.backend.name
+
+    async def chat(self, request: ChatRequest) -> CallResult:
+        """One chat call, from the cache when possible."""
+        response, meta = await self._cached_call(
+            "chat", request, ChatResponse, self.backend.complete
+        )
+        if response is None:
+            return CallResult(**meta)
+        return CallResult(text=response.text, usage=response.usage, **meta)
+
+    async def structured(self, request: ChatRequest, output: type[T]) -> StructuredResult[T]:
+        """A call whose reply must validate as ``output``; one repair attempt, then parse_error."""
+        schema = output.model_json_schema()
+        first = request.model_copy(update={"json_schema": schema})
+        result = await self.chat(first)
+        if result.status != "ok" or result.text is None:
+            return StructuredResult[T](**_carry(result))
+        value, error = parse_structured(result.text, output)
+        if value is not None:
+            return StructuredResult[T](value=value, raw=result.text, **_carry(result))
+        repair = first.model_copy(
+            update={
+                "messages": (
+                    *first.messages,
+                    Message(role="assistant", content=result.text),
+                    Message(role="user", content=REPAIR_INSTRUCTION.format(error=error)),
+                )
+            }
+        )
+        second = await self.chat(repair)
+        usage, attempts = result.usage + second.usage, result.attempts + second.attempts
+        if second.status != "ok" or second.text is None:
+            merged = _carry(second) | {"usage": usage, "attempts": attempts}
+            return StructuredResult[T](raw=result.text, repaired=True, **merged)
+        value, error = parse_structured(second.text, output)
+        return StructuredResult[T](
+            status="ok" if value is not None else "parse_error",
+            value=value,
+            error=error,
+            raw=second.text,
+            usage=usage,
+            attempts=attempts,
+            cached=second.cached,
+            repaired=True,
+        )
+
+    async def yes_probability(self, request: ChatRequest) -> YesNoResult:
+        """P(yes) from the backend's log-probabilities (the backend must support them)."""
+        call = getattr(self.backend, "yes_probability", None)
+        if call is None:
+            return YesNoResult(
+                status="backend_error", error=f"{self.name} gives no log-probabilities"
+            )
+        response, meta = await self._cached_call("yes_no", request, YesNoResponse, call)
+        if response is None:
+            return YesNoResult(**meta)
+        return YesNoResult(p_yes=response.p_yes, usage=response.usage, **meta)
+
+    async def _cached_call(
+        self,
+        kind: str,
+        request: ChatRequest,
+        response_type: type[R],
+        call: Callable[[ChatRequest], Awaitable[R]],
+    ) -> tuple[R | None, dict[str, Any]]:
+        key = cache_key(kind, self.name, self.backend.endpoint, request)
+        if self.cache is not None and (stored := self.cache.get(key)) is not None:
+            response = response_type.model_validate_json(stored)
+            self._record(Usage(), "ok", cached=True, attempts=0, seconds=0.0)
+            return response, {"status": "ok", "cached": True, "attempts": 0}
+        started = time.perf_counter()
+        attempts = 1
+        try:
+            try:  # The common case, one attempt, skips building a retry loop.
+                response = await self._attempt(call, request)
+            except BackendError as first:
+                if not first.transient or self.policy.max_attempts <= 1:
+                    raise
+                await self._sleep(self._wait_seconds(first, 1))
+                async for attempt in self._retrying():
+                    with attempt:
+                        attempts += 1
+                        response = await self._attempt(call, request)
+        except BackendError as error:
+            status: CallStatus = _status_of(error)
+            self._record(Usage(), status, cached=False, attempts=attempts, seconds=_since(started))
+            return None, {"status": status, "attempts": attempts, "error": _describe(error)}
+        if self.cache is not None:
+            self.cache.put(key, kind=kind, model=self.name, value=response.model_dump_json())
+        usage = getattr(response, "usage", Usage())
+        self._record(usage, "ok", cached=False, attempts=attempts, seconds=_since(started))
+        return response, {"status": "ok", "attempts": attempts}
+
+    async def _attempt(
+        self, call: Callable[[ChatRequest], Awaitable[R]], request: ChatRequest
+    ) -> R:
+        async with self._limit():
+            try:
+                async with asyncio.timeout(self.policy.timeout):
+                    return await call(request)
+            except TimeoutError:
+                raise BackendTimeout(
+                    f"no reply within {self.policy.timeout:g} s", transient=True
+                ) from None
+
+    def _limit(self) -> asyncio.Semaphore:
+        """The concurrency limit for the running event loop (a client may outlive a loop)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop, self._semaphore = loop, asyncio.Semaphore(self.policy.concurrency)
+        return self._semaphore
+
+    def _wait_seconds(self, error: BaseException | None, retry: int) -> float:
+        """Before retry n: the server's Retry-After if given, else full-jitter back-off."""
+        policy = self.policy
+        if isinstance(error, BackendError) and error.retry_after is not None:
+            return min(error.retry_after, policy.max_wait)
+        return random.uniform(0.0, min(policy.max_wait, policy.initial_wait * 2.0**retry))
+
+    def _retrying(self) -> AsyncRetrying:
+        """Retries after the first failed attempt (which the caller has already waited for)."""
+
+        def wait(state: RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome else None
+            return self._wait_seconds(error, state.attempt_number + 1)
+
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.policy.max_attempts - 1),
+            wait=wait,
+            retry=retry_if_exception(lambda e: isinstance(e, BackendError) and e.transient),
+            reraise=True,
+            sleep=self._sleep,
+        )
+
+    def _record(
+        self, usage: Usage, status: CallStatus, *, cached: bool, attempts: int, seconds: float
+    ) -> None:
+        self.ledger.record(
+            self.name, usage=usage, status=status, cached=cached, attempts=attempts, seconds=seconds
+        )
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def parse_structured(text: str, output: type[T]) -> tuple[T | None, str | None]:
+    """Validate a reply as ``output`` (a surrounding ```json fence is tolerated)."""
+    match = _FENCE.match(text)
+    body = match.group(1) if match else text.strip()
+    try:
+        return output.model_validate(json.loads(body)), None
+    except json.JSONDecodeError as error:
+        return None, f"not valid JSON ({error.msg} at position {error.pos})"
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in error.errors()[:5]
+        )
+        return None, f"JSON does not match the schema ({problems})"
+
+
+def _status_of(error: BackendError) -> CallStatus:
+    if isinstance(error, BackendTimeout):
+        return "timeout"
+    if isinstance(error, BackendRefusal):
+        return "refused"
+    return "backend_error"
+
+
+def _carry(result: CallResult) -> dict[str, Any]:
+    return {
+        "status": result.status,
+        "usage": result.usage,
+        "attempts": result.attempts,
+        "cached": result.cached,
+        "error": result.error,
+    }
+
+
+def _describe(error: BackendError) -> str:
+    status = f"HTTP {error.status_code}: " if error.status_code is not None else ""
+    return f"{status}{error}"
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

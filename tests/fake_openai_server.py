@@ -1,0 +1,315 @@
+"""A real HTTP server that speaks enough of the OpenAI API to test backends over the wire.
+
+It serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` on 127.0.0.1 (a free
+port) from daemon threads, counts and records every call, and plays a fault script: a queue
+of behaviours for the next calls (``"429"``, ``"500"``, ``"slow"``, ``"malformed"``,
+``"truncated"``, ``"schema_violation"``, ``"ok"``, or any HTTP status as digits; ``"401"``
+echoes the API key back in its message, as real APIs do, to test redaction).
+
+Run it standalone (used by the benchmark, so the server does not share the client's GIL)::
+
+    python tests/fake_openai_server.py --latency 0.05   # prints "PORT <n>", serves until killed
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import math
+import struct
+import sys
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+Body = dict[str, Any]
+Responder = Callable[[Body], str]
+TopLogprobs = Callable[[Body], list[tuple[str, float]]]
+
+TRUNCATED = '{"verdict": "yes", "reason": "the passage sa'
+VIOLATION = '{"unexpected_field": 1}'
+EMBED_DIM = 8
+
+
+def echo(body: Body) -> str:
+    """Default reply: ``echo: <last message content>``."""
+    messages = body.get("messages") or [{"content": ""}]
+    return f"echo: {messages[-1].get('content', '')}"
+
+
+def default_top_logprobs(body: Body) -> list[tuple[str, float]]:
+    """Default first-token alternatives: mostly "Yes", some "No" and noise."""
+    return [("Yes", math.log(0.6)), ("No", math.log(0.2)), (" yes", math.log(0.1)), ("Maybe", -5)]
+
+
+def fake_vector(text: str, dim: int = EMBED_DIM) -> list[float]:
+    """A deterministic vector for a text (exactly representable in float32)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return [(digest[i] - 128) / 128.0 for i in range(dim)]
+
+
+class FakeOpenAIServer:
+    """The server plus its knobs; ``calls``, ``total_calls`` and ``requests`` are the record."""
+
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        slow_seconds: float = 1.5,
+        respond: Responder = echo,
+        top_logprobs: TopLogprobs = default_top_logprobs,
+        port: int = 0,
+    ) -> None:
+        self.latency = latency
+        self.slow_seconds = slow_seconds
+        self.respond = respond
+        self.top_logprobs = top_logprobs
+        self.fail_when: Callable[[Body], str | None] | None = None
+        """Per-request behaviour override (e.g. fail permanently on some prompts)."""
+        self.default_behaviour = "ok"
+        """What to do when the fault queue is empty (e.g. ``"slow"`` for "always slow")."""
+        self.calls: Counter[str] = Counter()
+        self.requests: list[tuple[str, Body, dict[str, str]]] = []
+        self._faults: deque[str] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """What clients take as ``base_url``/``api_base``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def total_calls(self) -> int:
+        """Calls over all paths."""
+        with self._lock:
+            return sum(self.calls.values())
+
+    def script(self, *behaviours: str) -> None:
+        """Queue behaviours for the next calls, in order."""
+        with self._lock:
+            self._faults.extend(behaviours)
+
+    def bodies(self, path: str = "/v1/chat/completions") -> list[Body]:
+        """Recorded request bodies for one path."""
+        with self._lock:
+            return [body for p, body, _ in self.requests if p == path]
+
+    def reset(self) -> None:
+        """Forget calls, requests, faults and overrides."""
+        with self._lock:
+            self.calls.clear()
+            self.requests.clear()
+            self._faults.clear()
+        self.fail_when = None
+        self.default_behaviour = "ok"
+
+    def start(self) -> FakeOpenAIServer:
+        """Serve from a daemon thread."""
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and wake any handler that is sleeping ("slow", latency)."""
+        self._stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _take(self, path: str, body: Body, headers: dict[str, str]) -> str:
+        with self._lock:
+            self.calls[path] += 1
+            self.requests.append((path, body, headers))
+            scripted = self._faults.popleft() if self._faults else None
+        if scripted is not None:
+            return scripted
+        override = self.fail_when(body) if self.fail_when is not None else None
+        return override or self.default_behaviour
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def handle(
+        self, path: str, body: Body, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        """(status, headers, body bytes) for one request."""
+        if path not in ("/v1/chat/completions", "/v1/embeddings"):
+            return _error(404, f"no route {path}")
+        behaviour = self._take(path, body, headers)
+        self._wait(self.latency)
+        if behaviour == "slow":
+            self._wait(self.slow_seconds)
+        elif behaviour == "429":
+            status, extra, data = _error(429, "rate limited")
+            return status, extra | {"Retry-After": "0.1"}, data
+        elif behaviour == "malformed":
+            return 200, {}, b'{"id": "chatcmpl-x", "choices": [ {"mess'
+        elif behaviour == "401":  # like real APIs, echo the key back: backends must redact it
+            key = headers.get("authorization", "").removeprefix("Bearer ")
+            return _error(401, f"Incorrect API key provided: {key}")
+        elif behaviour.isdigit():
+            return _error(int(behaviour), f"scripted status {behaviour}")
+        if path == "/v1/embeddings":
+            return 200, {}, _json(self._embeddings(body))
+        return 200, {}, _json(self._chat(body, behaviour))
+
+    def _chat(self, body: Body, behaviour: str) -> Body:
+        finish = "stop"
+        if behaviour == "truncated":
+            content, finish = TRUNCATED, "length"
+        elif behaviour == "schema_violation":
+            content = VIOLATION
+        else:
+            content = self.respond(body)
+        choice: Body = {
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": finish,
+            "logprobs": None,
+        }
+        if body.get("logprobs"):
+            top = self.top_logprobs(body)[: int(body.get("top_logprobs") or 0) or None]
+            first = top[0] if top else (content[:1], 0.0)
+            choice["logprobs"] = {
+                "content": [
+                    {
+                        "token": first[0],
+                        "logprob": first[1],
+                        "bytes": None,
+                        "top_logprobs": [
+                            {"token": t, "logprob": lp, "bytes": None} for t, lp in top
+                        ],
+                    }
+                ]
+            }
+        prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        completion = len(content.split())
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": body.get("model", "fake-model"),
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+    def _embeddings(self, body: Body) -> Body:
+        raw = body.get("input", [])
+        texts = [raw] if isinstance(raw, str) else list(raw)
+        as_base64 = body.get("encoding_format") == "base64"
+        data = []
+        for index, text in enumerate(texts):
+            vector = fake_vector(str(text))
+            encoded: Any = vector
+            if as_base64:
+                encoded = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            data.append({"object": "embedding", "index": index, "embedding": encoded})
+        tokens = sum(len(str(t).split()) for t in texts)
+        return {
+            "object": "list",
+            "data": data[::-1],  # out of order on purpose: clients must sort by index
+            "model": body.get("model", "fake-embedder"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # never joined on close: a stuck handler cannot hang the suite
+    request_queue_size = 256  # listen backlog: bursts of 32+ new connections are not refused
+
+
+def _json(payload: Body) -> bytes:
+    return json.dumps(payload).encode("utf-8")
+
+
+def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
+    kind = {429: "rate_limit_error", 400: "invalid_request_error"}.get(status, "server_error")
+    return status, {}, _json({"error": {"message": message, "type": kind, "code": None}})
+
+
+def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real APIs do
+        disable_nagle_algorithm = True  # else headers then body wait on the delayed ACK (40 ms)
+        timeout = 30  # an idle or stuck connection never pins a thread for long
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send(*_error(400, "request body is not JSON"))
+                return
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            self._send(*server.handle(self.path, body, headers))
+
+        def _send(self, status: int, extra: dict[str, str], data: bytes) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in extra.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # client gave up (timeout)
+                self.close_connection = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Silence per-request logging."""
+
+    return Handler
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    """A started fake OpenAI server, stopped after the test."""
+    server = FakeOpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def main(argv: Iterable[str] | None = None) -> None:
+    """Serve until killed; print ``PORT <n>`` first so a parent process can connect."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    server = FakeOpenAIServer(latency=args.latency, port=args.port)
+    print(f"PORT {server.port}", flush=True)
+    try:
+        server._httpd.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._httpd.server_close()
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

