@@ -211,7 +211,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"{m['date']} · {m['cpu']} · {m['usable_cores']} usable cores · {m['memory_gb']} GiB · "
         f"Python {m['python']} · llama-cpp-python {m['llama_cpp_python']}",
         "",
-        "| measure | " + " | ".join(r["variant"] for r in report["runs"]) + " | design doc |",
+        "| measure | " + " | ".join(r["label"] for r in report["runs"]) + " | design doc |",
         "|---|" + "---|" * len(report["runs"]) + "---|",
     ]
     rows = [
@@ -230,18 +230,75 @@ def markdown(report: dict[str, Any]) -> str:
     for label, key, fmt, doc in rows:
         cells = [fmt.format(r[key]) if r[key] is not None else "-" for r in report["runs"]]
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {doc} |")
+    for label, key in (
+        ("load average during run (mean)", "loadavg_1m_mean"),
+        ("CPU pressure during run (mean % some)", "cpu_pressure_mean"),
+    ):
+        cells = [str(r["machine_load"][key]) for r in report["runs"]]
+        lines.append(f"| {label} | " + " | ".join(cells) + " | idle |")
+    lines += ["", *comparisons(report["runs"])]
     first = report["runs"][0]["details"]
     lines += [
         "",
         f"Prefill prompt: {first['prefill'][0]['prompt_tokens']} tokens; KV-reuse prompt: "
         f"{first['kv_reuse'][0]['prompt_tokens']} tokens; yes/no: "
-        f"{len(first['yes_no'])} claims against one context.",
+        f"{len(first['yes_no'])} claims against one context (the first claim pays its prefill).",
     ]
-    lines += ["", "Machine load around each run (other processes share these cores):", ""]
-    for r in report["runs"]:
-        lines.append(f"- {r['variant']}: before {r['load_before']}, after {r['load_after']}")
     lines += ["", report["note"], ""]
     return "\n".join(lines)
+
+
+def comparisons(runs: list[dict[str, Any]]) -> list[str]:
+    """One line per variant: its means over repeats, relative to ``default``."""
+    means: dict[str, dict[str, float]] = {}
+    keys = ("prefill_tok_s", "decode_tok_s", "peak_rss_mb", "yes_no_mean_warm_s")
+    for name in dict.fromkeys(r["variant"] for r in runs):
+        mine = [r for r in runs if r["variant"] == name]
+        means[name] = {k: statistics.fmean(r[k] for r in mine if r[k] is not None) for k in keys}
+    lines = []
+    for name, m in means.items():
+        line = (
+            f"- {name} (mean of {sum(r['variant'] == name for r in runs)}): prefill "
+            f"{m['prefill_tok_s']:.1f} tok/s, decode {m['decode_tok_s']:.1f} tok/s, peak RSS "
+            f"{m['peak_rss_mb']:.0f} MB, yes/no {m['yes_no_mean_warm_s']:.2f} s/claim "
+            "(context reused)"
+        )
+        if name != "default" and "default" in means:
+            base = means["default"]
+            line += (
+                f"; vs default: prefill {m['prefill_tok_s'] / base['prefill_tok_s'] - 1:+.0%}, "
+                f"decode {m['decode_tok_s'] / base['decode_tok_s'] - 1:+.0%}, "
+                f"RSS {m['peak_rss_mb'] - base['peak_rss_mb']:+.0f} MB"
+            )
+        lines.append(line)
+    return lines
+
+
+def run_child(name: str, quick: bool) -> dict[str, Any]:
+    """One configuration in a fresh process, sampling the machine's load every 5 s meanwhile."""
+    command = [sys.executable, __file__, "--child", name] + (["--quick"] if quick else [])
+    env = os.environ | VARIANT_ENV.get(name, {})
+    samples = [machine_load()]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as process:
+        while True:
+            try:
+                out, err = process.communicate(timeout=5)
+                break
+            except subprocess.TimeoutExpired:
+                samples.append(machine_load())
+    if process.returncode != 0:
+        raise RuntimeError(f"child {name} failed:\n{err}")
+    run: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    pressure = [s["cpu_pressure_some_avg10"] for s in samples if s["cpu_pressure_some_avg10"]]
+    run["machine_load"] = {
+        "loadavg_1m_mean": round(statistics.fmean(s["loadavg_1m"] for s in samples), 2),
+        "cpu_pressure_mean": round(statistics.fmean(pressure), 1) if pressure else None,
+        "cpu_pressure_max": max(pressure) if pressure else None,
+        "samples": len(samples),
+    }
+    return run
 
 
 def main() -> None:
@@ -249,21 +306,21 @@ def main() -> None:
     parser.add_argument("--child", choices=sorted(VARIANTS), help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="short prompts, 3 claims")
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--repeat", type=int, default=1, help="runs per variant, interleaved")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.quick)))
         return
     runs = []
-    for name in args.variants:
-        before = machine_load()
-        command = [sys.executable, __file__, "--child", name] + (["--quick"] if args.quick else [])
-        env = os.environ | VARIANT_ENV.get(name, {})
-        done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
-        run = json.loads(done.stdout.strip().splitlines()[-1])
-        run.update(load_before=before, load_after=machine_load())
-        runs.append(run)
-        print(f"{name}: " + json.dumps({k: v for k, v in run.items() if k != "details"}))
+    for repeat in range(1, args.repeat + 1):  # interleaved, so load changes hit every variant
+        for name in args.variants:
+            run = run_child(name, args.quick)
+            run["label"] = name if args.repeat == 1 else f"{name} #{repeat}"
+            runs.append(run)
+            print(
+                f"{run['label']}: " + json.dumps({k: v for k, v in run.items() if k != "details"})
+            )
     report = {
         "machine": machine_info(),
         "quick": args.quick,

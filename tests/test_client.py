@@ -254,3 +254,9 @@ def test_refusals_are_recorded_as_refused_and_not_retried() -> None:
     result = run(client(backend).chat(ask("x")))
     assert result.status == "refused"
     assert result.attempts == 1
+
+
+def test_a_backend_can_cap_the_concurrency() -> None:
+    backend = ScriptedBackend(["x"])
+    backend.max_concurrency = 1  # type: ignore[attr-defined]
+    assert client(backend, policy=CallPolicy(concurrency=8)).policy.concurrency == 1

@@ -151,3 +151,9 @@ def test_yes_share_pools_spellings_over_the_full_vocabulary() -> None:
     p_yes, mass = _yes_share(logits, [0, 1], [2])
     assert p_yes == pytest.approx(0.7 / 0.8)
     assert mass == pytest.approx(0.8)
+
+
+@needs_model
+def test_the_local_model_runs_one_call_at_a_time() -> None:
+    client = ModelClient(LocalLlama(), policy=CallPolicy(concurrency=8))
+    assert client.policy.concurrency == 1

@@ -10,6 +10,7 @@ and never as a number.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import re
@@ -129,7 +130,11 @@ class ModelClient:
     ) -> None:
         self.backend = backend
         self.cache = cache
-        self.policy = policy or CallPolicy()
+        policy = policy or CallPolicy()
+        backend_limit = getattr(backend, "max_concurrency", None)
+        if isinstance(backend_limit, int) and 0 < backend_limit < policy.concurrency:
+            policy = dataclasses.replace(policy, concurrency=backend_limit)
+        self.policy = policy
         self.ledger = ledger if ledger is not None else Ledger()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore = asyncio.Semaphore(self.policy.concurrency)

@@ -128,6 +128,9 @@ class LocalLlama:
                 f"or the path of a .gguf file"
             )
         self.endpoint: str | None = str(path)
+        # llama.cpp runs one call at a time; ModelClient caps its concurrency to this, so a
+        # call's timeout starts when it runs, not while it queues behind others.
+        self.max_concurrency = 1
         self.n_ctx = n_ctx
         self.n_threads = n_threads or len(os.sched_getaffinity(0))
         self.logits_all = logits_all
@@ -249,6 +252,10 @@ class LocalLlama:
             except (ValueError, RuntimeError) as error:  # context overflow, decode failure
                 raise BackendError(
                     f"{self.name}: {error} (n_ctx={self.n_ctx})", transient=False
+                ) from error
+            except Exception as error:  # anything else from llama.cpp: a status, not a crash
+                raise BackendError(
+                    f"{self.name}: {type(error).__name__}: {error}", transient=False
                 ) from error
 
 

@@ -16,6 +16,8 @@ class ChatBackend(Protocol):
     """``provider/model``, e.g. ``openai/gpt-4o-mini``."""
     endpoint: str | None
     """Base URL or weights path: part of the cache key, never a secret."""
+    # A backend may also set ``max_concurrency: int`` (e.g. 1 for in-process llama.cpp);
+    # ModelClient then never runs more of its calls at once.
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Generate one reply."""

