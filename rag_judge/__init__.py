@@ -1,3 +1,62 @@
-"""rag_judge: evaluate retrieval-augmented generation end to end."""
+"""rag_judge: evaluate retrieval-augmented generation end to end.
+
+The public API: :func:`evaluate` runs LLM judges over samples (:class:`RagSample` rows from
+files, DataFrames or Hugging Face datasets) and returns an :class:`EvaluationResult`; the
+retrieval metrics live in :mod:`rag_judge.retrieval`, the statistics in :mod:`rag_judge.stats`.
+Names are imported on first use, so ``import rag_judge.retrieval`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rag_judge.errors import InputError, RagJudgeError
+    from rag_judge.evaluation import aevaluate, evaluate
+    from rag_judge.judges import DEFAULT_METRICS, JUDGES
+    from rag_judge.results import EvaluationResult, MetricSummary, SampleResult
+    from rag_judge.samples import load_samples
+    from rag_judge.types import ClaimVerdict, JudgeResult, RagSample
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "InputError": "rag_judge.errors",
+    "RagJudgeError": "rag_judge.errors",
+    "aevaluate": "rag_judge.evaluation",
+    "evaluate": "rag_judge.evaluation",
+    "DEFAULT_METRICS": "rag_judge.judges",
+    "JUDGES": "rag_judge.judges",
+    "EvaluationResult": "rag_judge.results",
+    "MetricSummary": "rag_judge.results",
+    "SampleResult": "rag_judge.results",
+    "load_samples": "rag_judge.samples",
+    "ClaimVerdict": "rag_judge.types",
+    "JudgeResult": "rag_judge.types",
+    "RagSample": "rag_judge.types",
+}
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "JUDGES",
+    "ClaimVerdict",
+    "EvaluationResult",
+    "InputError",
+    "JudgeResult",
+    "MetricSummary",
+    "RagJudgeError",
+    "RagSample",
+    "SampleResult",
+    "__version__",
+    "aevaluate",
+    "evaluate",
+    "load_samples",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module the first time it is used."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'rag_judge' has no attribute '{name}'")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

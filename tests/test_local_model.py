@@ -22,7 +22,6 @@ from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.local_llama import LocalLlama, _yes_share
 from rag_judge.backends.protocol import YesNoBackend
 from rag_judge.backends.types import ChatRequest
-from rag_judge.backends.weights import weights_status
 
 MISSING = [
     name
@@ -44,14 +43,10 @@ class Verdict(BaseModel):
     confidence: int
 
 
-@pytest.fixture(scope="session")
-def backend() -> LocalLlama:
-    """The default local model, loaded once for the whole session."""
-    if MISSING or weights_status() is not None:
-        pytest.skip(weights_status() or f"not installed: {', '.join(MISSING)}")
-    model = LocalLlama(n_ctx=2048)
-    model.load()
-    return model
+@pytest.fixture
+def backend(local_llama: LocalLlama) -> LocalLlama:
+    """The default local model, loaded once for the whole session (conftest)."""
+    return local_llama
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
+from rag_judge.results import MetricSummary
 from rag_judge.retrieval.compare import RunComparison
 from rag_judge.retrieval.result import SUMMED_FAMILIES, EvalResult
 
@@ -81,3 +82,15 @@ def to_csv(header: Sequence[str], rows: Rows) -> str:
     writer.writerow(header)
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+def judge_summary_table(summaries: Sequence[MetricSummary]) -> tuple[list[str], Rows]:
+    """One row per judge: mean with its 95% CI, how many rows were scored, and why not."""
+    header = ["metric", "mean", "95% CI", "n_scored", "n", "statuses"]
+    rows: Rows = []
+    for s in summaries:
+        mean = "—" if s.mean is None else f"{s.mean:.3f}"
+        ci = "—" if s.ci_low is None or s.ci_high is None else f"[{s.ci_low:.3f}, {s.ci_high:.3f}]"
+        statuses = ", ".join(f"{k} {v}" for k, v in s.statuses.items())
+        rows.append([s.metric, mean, ci, str(s.n_scored), str(s.n), statuses])
+    return header, rows

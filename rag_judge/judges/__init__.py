@@ -1,0 +1,45 @@
+"""LLM-as-judge metrics: each a few typed LLM steps plus a pure scoring function.
+
+``JUDGES`` maps metric names to judges; ``DEFAULT_METRICS`` are the four core ones.
+"""
+
+from __future__ import annotations
+
+from rag_judge.errors import InputError
+from rag_judge.judges.answer_relevancy import ANSWER_RELEVANCY
+from rag_judge.judges.base import Judge
+from rag_judge.judges.claim_judges import COMPLETENESS, FAITHFULNESS
+from rag_judge.judges.context_judges import CONTEXT_PRECISION, CONTEXT_RECALL
+from rag_judge.judges.diagnostics import CONTEXT_UTILIZATION, NOISE_SENSITIVITY
+from rag_judge.judges.work import JudgeOptions, SampleWork
+
+JUDGES: dict[str, Judge] = {
+    judge.name: judge
+    for judge in (
+        FAITHFULNESS,
+        ANSWER_RELEVANCY,
+        COMPLETENESS,
+        CONTEXT_RECALL,
+        CONTEXT_PRECISION,
+        CONTEXT_UTILIZATION,
+        NOISE_SENSITIVITY,
+    )
+}
+"""Every judge by metric name."""
+
+DEFAULT_METRICS = ("faithfulness", "answer_relevancy", "completeness", "context_recall")
+"""The judges run when none are named."""
+
+__all__ = ["DEFAULT_METRICS", "JUDGES", "Judge", "JudgeOptions", "SampleWork", "get_judges"]
+
+
+def get_judges(names: list[str] | tuple[str, ...] | None) -> list[Judge]:
+    """Judges by name (default: the four core ones); an unknown name lists the known ones."""
+    chosen = list(names) if names else list(DEFAULT_METRICS)
+    unknown = [n for n in chosen if n not in JUDGES]
+    if unknown:
+        raise InputError(
+            f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(JUDGES)}",
+            field="metrics",
+        )
+    return [JUDGES[n] for n in dict.fromkeys(chosen)]

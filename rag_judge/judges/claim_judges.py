@@ -1,0 +1,64 @@
+"""Faithfulness and completeness: the share of claims one text supports in another."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rag_judge.judges.base import Judge, claim_grid, cost_fields
+from rag_judge.judges.scoring import supported_fraction
+from rag_judge.judges.work import SampleWork
+from rag_judge.types import ClaimVerdict, JudgeResult
+
+
+async def faithfulness(work: SampleWork) -> JudgeResult:
+    """Share of the answer's claims that the retrieved contexts support."""
+    found = await claim_grid(
+        "faithfulness", await work.answer_claims(), work.answer_vs_contexts, whose="answer"
+    )
+    if isinstance(found, JudgeResult):
+        return found
+    verdicts, cost = found
+    return JudgeResult(
+        metric="faithfulness",
+        value=supported_fraction(verdicts),
+        claims=tuple(verdicts),
+        details=verdict_counts(verdicts),
+        **cost_fields(cost),
+    )
+
+
+async def completeness(work: SampleWork) -> JudgeResult:
+    """Share of the reference answer's claims that the answer states."""
+    found = await claim_grid(
+        "completeness", await work.reference_claims(), work.reference_vs_answer, whose="reference"
+    )
+    if isinstance(found, JudgeResult):
+        return found
+    verdicts, cost = found
+    return JudgeResult(
+        metric="completeness",
+        value=supported_fraction(verdicts),
+        claims=tuple(verdicts),
+        details=verdict_counts(verdicts),
+        **cost_fields(cost),
+    )
+
+
+def verdict_counts(verdicts: list[ClaimVerdict]) -> dict[str, int]:
+    """How many claims got each verdict (all three labels always present)."""
+    counts = Counter(v.verdict for v in verdicts)
+    return {label: counts[label] for label in ("supported", "contradicted", "not_mentioned")}
+
+
+FAITHFULNESS = Judge(
+    "faithfulness",
+    ("answer", "contexts"),
+    faithfulness,
+    "Share of the answer's claims supported by the retrieved contexts.",
+)
+COMPLETENESS = Judge(
+    "completeness",
+    ("answer", "reference"),
+    completeness,
+    "Share of the reference answer's claims that the answer states.",
+)

@@ -1,0 +1,75 @@
+"""Context recall and context precision, at every k ≤ K from one (claim × passage) grid."""
+
+from __future__ import annotations
+
+from rag_judge.judges.base import Judge, claim_grid, cost_fields
+from rag_judge.judges.claim_judges import verdict_counts
+from rag_judge.judges.scoring import (
+    average_precision,
+    precision_by_k,
+    recall_by_k,
+    useful_chunks,
+)
+from rag_judge.judges.work import SampleWork
+from rag_judge.types import JudgeResult
+
+
+async def context_recall(work: SampleWork) -> JudgeResult:
+    """Share of the reference's claims the top-K contexts support; ``by_k`` for every k ≤ K."""
+    found = await claim_grid(
+        "context_recall",
+        await work.reference_claims(),
+        work.reference_vs_contexts,
+        whose="reference",
+    )
+    if isinstance(found, JudgeResult):
+        return found
+    verdicts, cost = found
+    k_max = len(work.sample.contexts or ())
+    by_k = recall_by_k(verdicts, k_max)
+    return JudgeResult(
+        metric="context_recall",
+        value=by_k[k_max],
+        by_k=by_k,
+        claims=tuple(verdicts),
+        details=verdict_counts(verdicts),
+        **cost_fields(cost),
+    )
+
+
+async def context_precision(work: SampleWork) -> JudgeResult:
+    """Rank-aware precision of the contexts: a context is useful if it supports a reference
+    claim; average precision over the useful ranks (``by_k`` for every k ≤ K)."""
+    found = await claim_grid(
+        "context_precision",
+        await work.reference_claims(),
+        work.reference_vs_contexts,
+        whose="reference",
+    )
+    if isinstance(found, JudgeResult):
+        return found
+    verdicts, cost = found
+    useful = useful_chunks(verdicts, len(work.sample.contexts or ()))
+    return JudgeResult(
+        metric="context_precision",
+        value=average_precision(useful),
+        by_k=precision_by_k(useful),
+        claims=tuple(verdicts),
+        details={"useful": [i for i, flag in enumerate(useful, start=1) if flag]},
+        **cost_fields(cost),
+    )
+
+
+CONTEXT_RECALL = Judge(
+    "context_recall",
+    ("contexts", "reference"),
+    context_recall,
+    "Share of the reference answer's claims supported by the retrieved contexts (per k too).",
+)
+CONTEXT_PRECISION = Judge(
+    "context_precision",
+    ("contexts", "reference"),
+    context_precision,
+    "Average precision of the contexts, a context being useful if it supports a reference "
+    "claim (per k too).",
+)

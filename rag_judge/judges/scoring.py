@@ -1,0 +1,147 @@
+"""Pure scoring functions: verdicts in, a score out. No model, no I/O; every line is tested.
+
+A score that cannot be computed (no claims to judge) is ``None``, never NaN and never a silent
+0 or 1; the judge turns that into a status.
+
+>>> from rag_judge.types import ClaimVerdict
+>>> grid = [ClaimVerdict(claim="a", verdict="supported", chunks=(2,)),
+...         ClaimVerdict(claim="b", verdict="not_mentioned")]
+>>> supported_fraction(grid)
+0.5
+>>> recall_by_k(grid, 3)
+{1: 0.0, 2: 0.5, 3: 0.5}
+>>> average_precision([False, True, True])  # (1/2 + 2/3) / 2
+0.5833333333333333
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from rag_judge.types import ClaimVerdict
+
+NoncommittalPolicy = Literal["zero", "unscored", "ignore"]
+"""What answer relevancy does with an evasive answer: score 0, no score, or score as usual."""
+
+
+def supported_fraction(verdicts: Sequence[ClaimVerdict]) -> float | None:
+    """Share of claims judged ``supported``; None when there are no claims.
+
+    Faithfulness is this over the answer's claims checked against the contexts; completeness
+    is this over the reference's claims checked against the answer.
+    """
+    if not verdicts:
+        return None
+    return sum(v.verdict == "supported" for v in verdicts) / len(verdicts)
+
+
+def first_supporting_rank(verdict: ClaimVerdict, k_max: int) -> int | None:
+    """The smallest k at which the top-k contexts support the claim, or None.
+
+    A claim judged supported without naming a passage is credited only at ``k_max`` (the
+    whole set was shown); passage numbers outside 1..k_max are ignored.
+    """
+    if verdict.verdict != "supported":
+        return None
+    ranks = [c for c in verdict.chunks if 1 <= c <= k_max]
+    return min(ranks) if ranks else k_max
+
+
+def recall_by_k(verdicts: Sequence[ClaimVerdict], k_max: int) -> dict[int, float]:
+    """Context recall at every k ≤ k_max from one (claim × passage) grid over the top k_max.
+
+    Recall@k is the share of reference claims supported by at least one of the top k
+    contexts; it can only grow with k. Empty when there are no claims.
+    """
+    if not verdicts or k_max < 1:
+        return {}
+    firsts = [first_supporting_rank(v, k_max) for v in verdicts]
+    return {
+        k: sum(1 for f in firsts if f is not None and f <= k) / len(verdicts)
+        for k in range(1, k_max + 1)
+    }
+
+
+def useful_chunks(verdicts: Sequence[ClaimVerdict], k_max: int) -> list[bool]:
+    """Per context position 1..k_max: does it support at least one reference claim?"""
+    useful = [False] * k_max
+    for verdict in verdicts:
+        if verdict.verdict == "supported":
+            for c in verdict.chunks:
+                if 1 <= c <= k_max:
+                    useful[c - 1] = True
+    return useful
+
+
+def average_precision(useful: Sequence[bool]) -> float:
+    """Rank-aware context precision: mean of precision@i over the useful positions i.
+
+    0 when no context is useful (nothing retrieved helps), which is a real score, not a gap.
+    """
+    hits, total = 0, 0.0
+    for i, flag in enumerate(useful, start=1):
+        if flag:
+            hits += 1
+            total += hits / i
+    return total / hits if hits else 0.0
+
+
+def precision_by_k(useful: Sequence[bool]) -> dict[int, float]:
+    """Context precision (average precision) of the top k, for every k."""
+    return {k: average_precision(useful[:k]) for k in range(1, len(useful) + 1)}
+
+
+def answer_relevancy_score(
+    similarities: Sequence[float], *, noncommittal: bool, policy: NoncommittalPolicy = "zero"
+) -> float | None:
+    """Mean cosine of the generated questions to the real one, clamped to [0, 1].
+
+    An evasive answer scores 0 under the default policy (``unscored``: None; ``ignore``:
+    scored like any other). None when no question was generated.
+    """
+    if noncommittal and policy == "zero":
+        return 0.0
+    if noncommittal and policy == "unscored":
+        return None
+    if not similarities:
+        return None
+    mean = sum(similarities) / len(similarities)
+    return min(1.0, max(0.0, mean))
+
+
+def context_utilization(
+    in_contexts: Sequence[ClaimVerdict], in_answer: Sequence[ClaimVerdict]
+) -> float | None:
+    """Of the reference claims the contexts support, the share the answer also states.
+
+    RAGChecker's context utilization: low values mean the generator ignored useful context.
+    Both lists are verdicts on the same reference claims, in the same order. None when the
+    contexts support no reference claim.
+    """
+    _same_claims(in_contexts, in_answer)
+    available = [b for a, b in zip(in_contexts, in_answer, strict=True) if a.verdict == "supported"]
+    return supported_fraction(available)
+
+
+def noise_sensitivity(
+    vs_contexts: Sequence[ClaimVerdict], vs_reference: Sequence[ClaimVerdict]
+) -> float | None:
+    """Share of the answer's claims that are wrong yet supported by a retrieved context.
+
+    RAGChecker's noise sensitivity: the generator repeated a misleading chunk. "Wrong" means
+    the reference does not support the claim. Lower is better. None when there are no claims.
+    """
+    _same_claims(vs_contexts, vs_reference)
+    if not vs_contexts:
+        return None
+    misled = sum(
+        a.verdict == "supported" and b.verdict != "supported"
+        for a, b in zip(vs_contexts, vs_reference, strict=True)
+    )
+    return misled / len(vs_contexts)
+
+
+def _same_claims(a: Sequence[ClaimVerdict], b: Sequence[ClaimVerdict]) -> None:
+    if [v.claim for v in a] != [v.claim for v in b]:
+        raise ValueError("the two verdict lists must be about the same claims, in order")

@@ -1,0 +1,143 @@
+"""One sample's judging work, with each LLM step run at most once however many judges use it.
+
+Completeness and context recall both need the reference's claims; faithfulness and noise
+sensitivity both need the answer's. :class:`SampleWork` memoises every step per sample, so
+asking for more judges never repeats a call (and works the same with the cache switched off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from rag_judge.backends.client import ModelClient
+from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.judges import steps
+from rag_judge.judges.schemas import ReverseQuestions
+from rag_judge.judges.scoring import NoncommittalPolicy
+from rag_judge.judges.steps import Outcome
+from rag_judge.language import language_name
+from rag_judge.prompts import prompt_languages
+from rag_judge.types import ClaimVerdict, RagSample
+
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """Knobs that change what the judges ask or how they score."""
+
+    n_questions: int = 3
+    """Reverse questions generated for answer relevancy."""
+    noncommittal: NoncommittalPolicy = "zero"
+    """Answer relevancy of an evasive answer: 0, None (``unscored``) or as usual (``ignore``)."""
+    support_probability: bool = False
+    """Also ask P(supported) per claim from yes/no log-probabilities (local model)."""
+
+
+class SampleWork:
+    """The steps for one sample, each computed once and shared by the judges that need it."""
+
+    def __init__(
+        self,
+        sample: RagSample,
+        *,
+        language: str,
+        client: ModelClient,
+        embedder: Callable[[str], EmbeddingClient] | None,
+        options: JudgeOptions,
+    ) -> None:
+        self.sample = sample
+        self.language = language
+        """The sample's language (detected or given)."""
+        self.prompt_language = language if language in prompt_languages() else "en"
+        """The language of the prompts used (English when there are none for ``language``)."""
+        self.client = client
+        self._embedder = embedder
+        self.options = options
+        self._memo: dict[str, asyncio.Task[Any]] = {}
+
+    def embedder(self) -> EmbeddingClient | None:
+        """The embedding client for this sample's language, if any is configured."""
+        return None if self._embedder is None else self._embedder(self.language)
+
+    async def answer_claims(self) -> Outcome[list[str]]:
+        """The answer's claims (given the question)."""
+        return await self._once("answer_claims", lambda: self._claims(self.sample.answer))
+
+    async def reference_claims(self) -> Outcome[list[str]]:
+        """The reference answer's claims (given the question)."""
+        return await self._once("reference_claims", lambda: self._claims(self.sample.reference))
+
+    async def answer_vs_contexts(self) -> Outcome[list[ClaimVerdict]]:
+        """The answer's claims checked against the contexts (faithfulness grid)."""
+        return await self._once(
+            "answer_vs_contexts", lambda: self._verify(self.answer_claims(), self._contexts())
+        )
+
+    async def reference_vs_contexts(self) -> Outcome[list[ClaimVerdict]]:
+        """The reference's claims checked against the contexts (context recall grid)."""
+        return await self._once(
+            "reference_vs_contexts",
+            lambda: self._verify(self.reference_claims(), self._contexts()),
+        )
+
+    async def reference_vs_answer(self) -> Outcome[list[ClaimVerdict]]:
+        """The reference's claims checked against the answer (completeness)."""
+        return await self._once(
+            "reference_vs_answer",
+            lambda: self._verify(self.reference_claims(), [self.sample.answer or ""]),
+        )
+
+    async def answer_vs_reference(self) -> Outcome[list[ClaimVerdict]]:
+        """The answer's claims checked against the reference (correctness, for diagnostics)."""
+        return await self._once(
+            "answer_vs_reference",
+            lambda: self._verify(self.answer_claims(), [self.sample.reference or ""]),
+        )
+
+    async def reverse_questions(self) -> Outcome[ReverseQuestions]:
+        """Questions the answer answers, for answer relevancy."""
+        return await self._once(
+            "reverse_questions",
+            lambda: steps.reverse_questions(
+                self.client,
+                answer=self.sample.answer or "",
+                n=self.options.n_questions,
+                language=self.prompt_language,
+                language_name=language_name(self.language),
+            ),
+        )
+
+    def _contexts(self) -> list[str]:
+        return list(self.sample.contexts or ())
+
+    async def _claims(self, text: str | None) -> Outcome[list[str]]:
+        return await steps.extract_claims(
+            self.client,
+            question=self.sample.question,
+            text=text or "",
+            language=self.prompt_language,
+        )
+
+    async def _verify(
+        self, claims: Awaitable[Outcome[list[str]]], passages: list[str]
+    ) -> Outcome[list[ClaimVerdict]]:
+        extracted = await claims
+        if not extracted.ok or not extracted.value:
+            return Outcome([] if extracted.ok else None, extracted.status, extracted.error)
+        return await steps.verify_claims(
+            self.client,
+            passages=passages,
+            claims=extracted.value,
+            language=self.prompt_language,
+            probabilities=self.options.support_probability,
+        )
+
+    async def _once(self, name: str, start: Callable[[], Awaitable[V]]) -> V:
+        """Run ``start`` the first time ``name`` is asked for; later callers share the result."""
+        if name not in self._memo:
+            self._memo[name] = asyncio.ensure_future(start())
+        return cast(V, await self._memo[name])

@@ -1,0 +1,127 @@
+"""`rag-judge score` end to end over real HTTP: a fake OpenAI server plays a judge model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
+
+from rag_judge.cli import main
+
+
+def judge_model(body: dict[str, Any]) -> str:
+    """Replies like a judge model, routed by what the system prompt asks for."""
+    system = body["messages"][0]["content"]
+    if '"verdicts"' in system:
+        return json.dumps(
+            {"verdicts": [{"claim": 1, "reason": "r", "verdict": "supported", "passages": [1]}]}
+        )
+    if '"questions"' in system:
+        return json.dumps({"questions": ["When was it built?"] * 3, "noncommittal": False})
+    return json.dumps({"claims": ["It was built in 1889."]})
+
+
+ROWS = [
+    {
+        "user_input": "When was it built?",
+        "retrieved_contexts": ["Built in 1889."],
+        "response": "In 1889.",
+        "reference": "1889.",
+    },
+    {"user_input": "Who built it?", "retrieved_contexts": ["Eiffel."], "response": "Eiffel."},
+]
+
+
+@pytest.fixture
+def served(
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> FakeOpenAIServer:
+    fake_openai.respond = judge_model
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("RAG_JUDGE_CONFIG", str(tmp_path / "empty.toml"))
+    return fake_openai
+
+
+def score(tmp_path: Path, server: FakeOpenAIServer, *extra: str) -> Any:
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    args = [
+        "score",
+        str(data),
+        "-o",
+        str(tmp_path / "out.jsonl"),
+        "--model",
+        "openai/judge",
+        "--embeddings",
+        "openai/embed",
+        "--base-url",
+        f"http://127.0.0.1:{server.port}/v1",
+        *extra,
+    ]
+    return CliRunner().invoke(main, args, env={"RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache")})
+
+
+def test_score_writes_results_and_prints_a_summary(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    run = score(tmp_path, served)
+    assert run.exit_code == 0, run.output
+    lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [r["id"] for r in records] == ["0", "1"]
+    first, second = records[0]["results"], records[1]["results"]
+    assert set(first) == {"faithfulness", "answer_relevancy", "completeness", "context_recall"}
+    assert first["faithfulness"]["value"] == 1.0
+    assert first["answer_relevancy"]["value"] == pytest.approx(1.0)
+    assert second["completeness"] == first["completeness"] | {
+        "value": None,
+        "status": "missing_input",
+        "error": "needs reference",
+        "claims": [],
+        "details": {},
+        "prompts": [],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+        "calls": 0,
+        "by_k": None,
+    }
+    assert "NaN" not in "".join(lines)
+    assert "faithfulness" in run.output
+    assert "missing_input 1" in run.output
+
+
+def test_a_second_run_is_served_from_the_cache(tmp_path: Path, served: FakeOpenAIServer) -> None:
+    assert score(tmp_path, served).exit_code == 0
+    calls = served.total_calls
+    rerun = score(tmp_path, served)
+    assert rerun.exit_code == 0, rerun.output
+    assert served.total_calls == calls  # zero new HTTP calls
+    assert "0 made" in rerun.output
+
+
+def test_score_limit_and_metrics(tmp_path: Path, served: FakeOpenAIServer) -> None:
+    run = score(tmp_path, served, "--limit", "1", "--metrics", "context_recall,context_precision")
+    assert run.exit_code == 0, run.output
+    (record,) = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert set(record["results"]) == {"context_recall", "context_precision"}
+    assert record["results"]["context_recall"]["by_k"] == {"1": 1.0}
+
+
+def test_unknown_metric_and_bad_rows_are_clear_errors(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    run = score(tmp_path, served, "--metrics", "faithfulnes")
+    assert run.exit_code == 2
+    assert "unknown metric(s) faithfulnes" in run.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q", "contexts": "not a list"}\n', encoding="utf-8")
+    run = CliRunner().invoke(main, ["score", str(bad), "-o", str(tmp_path / "o.jsonl")])
+    assert run.exit_code == 2
+    assert "bad.jsonl:1" in run.output
+    assert "contexts" in run.output
