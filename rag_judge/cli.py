@@ -349,7 +349,8 @@ _PROMPT_DIR = click.option(
 @_friendly_errors
 def prompts_validate(root: Path | None) -> None:
     """Render every prompt with its fixtures and check it against the lock file (exit 2 if not)."""
-    from rag_judge.prompts import all_prompts, validate_prompts
+    from rag_judge.prompt_checks import validate_prompts
+    from rag_judge.prompts import all_prompts
 
     problems = validate_prompts(root=root)
     if problems:
@@ -373,7 +374,7 @@ def prompts_lock(root: Path | None) -> None:
 
     Refuses, writing nothing, when a locked version's text changed: bump its `version`.
     """
-    from rag_judge.prompts import lock_prompts
+    from rag_judge.prompt_checks import lock_prompts
 
     added = lock_prompts(root=root)
     for ref in added:

@@ -14,17 +14,11 @@ No value is ever NaN: a missing, NaN or blank question, answer or reference is N
 from __future__ import annotations
 
 import ast
-import csv
 import datetime as dt
-import io
 import json
 import math
-import os
-import reprlib
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from itertools import islice
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -32,7 +26,24 @@ import numpy as np
 import pandas as pd
 
 from rag_judge.errors import InputError
+from rag_judge.sample_readers import (
+    SUPPORTED_SUFFIXES,
+    Row,
+    SampleSource,
+    Where,
+    describe,
+    open_rows,
+)
 from rag_judge.types import RagSample
+
+__all__ = [
+    "COLUMN_ALIASES",
+    "SAMPLE_FIELDS",
+    "SUPPORTED_SUFFIXES",
+    "SampleSource",
+    "load_samples",
+    "samples_to_records",
+]
 
 SAMPLE_FIELDS = ("id", "question", "contexts", "answer", "reference", "language")
 """The fields of ``RagSample`` filled from columns, in output order (``metadata`` follows)."""
@@ -49,31 +60,9 @@ COLUMN_ALIASES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 """Accepted column names per field. ragas v1 ``ground_truths`` (a list) is joined by newlines."""
 
-SUPPORTED_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
-"""File types ``load_samples`` reads, by extension (case-insensitive)."""
-
-SampleSource = str | os.PathLike[str] | pd.DataFrame | Iterable[Mapping[str, Any]]
-"""A path, a DataFrame, a ``datasets.Dataset`` (or anything with ``to_list``/``to_pandas``),
-or rows as mappings."""
 
 _CONTENT_FIELDS = ("question", "contexts", "answer", "reference")
 _LIST_HINT = "expected a list of strings (a JSON array in CSV)"
-
-
-@dataclass(frozen=True)
-class _Where:
-    """Where a row came from, for error messages; ``position`` also gives the default id."""
-
-    source: str
-    position: int
-    line: int | None = None
-
-    def error(self, message: str, field: str | None = None) -> InputError:
-        row = self.position if self.line is None else None
-        return InputError(message, source=self.source, line=self.line, row=row, field=field)
-
-
-_Row = tuple[_Where, dict[str, Any]]
 
 
 def load_samples(
@@ -97,7 +86,7 @@ def load_samples(
     """
     if limit is not None and limit < 0:
         raise InputError(f"limit must be 0 or more, got {limit}")
-    name, rows_iter = _open(source)
+    name, rows_iter = open_rows(source)
     rows = list(islice(rows_iter, limit))
     if not rows:
         if limit == 0:
@@ -115,137 +104,8 @@ def samples_to_records(samples: Iterable[RagSample]) -> list[dict[str, Any]]:
     return [{f: _json_safe(getattr(s, f)) for f in fields} for s in samples]
 
 
-def _open(source: SampleSource) -> tuple[str, Iterator[_Row]]:
-    if isinstance(source, str | os.PathLike):
-        return _open_file(Path(source))
-    name = type(source).__name__
-    if isinstance(source, pd.DataFrame):
-        return name, _frame_rows(source, name)
-    to_list = getattr(source, "to_list", None)  # datasets.Dataset, without importing datasets
-    if callable(to_list):
-        return name, _mapping_rows(to_list(), name)
-    to_pandas = getattr(source, "to_pandas", None)
-    if callable(to_pandas):
-        return name, _frame_rows(to_pandas(), name)
-    if isinstance(source, Mapping):
-        raise InputError(
-            "expected rows, got a mapping (for a DatasetDict pick a split: ds['test'])",
-            source=name,
-        )
-    if isinstance(source, Iterable):
-        return name, _mapping_rows(source, name)
-    raise InputError("cannot read rows from this; pass a path, a DataFrame, a Dataset or dicts")
-
-
-def _open_file(path: Path) -> tuple[str, Iterator[_Row]]:
-    name, suffix = str(path), path.suffix.lower()
-    if not path.exists():
-        raise InputError("file not found", source=name)
-    if suffix not in SUPPORTED_SUFFIXES:
-        supported = ", ".join(SUPPORTED_SUFFIXES)
-        raise InputError(f"unknown file type '{suffix}': use one of {supported}", source=name)
-    if suffix == ".parquet":
-        try:
-            frame = pd.read_parquet(path)
-        except (OSError, ValueError) as error:
-            raise InputError(f"cannot read as Parquet: {error}", source=name) from None
-        return name, _frame_rows(frame, name)
-    text = _read_text(path)
-    if suffix == ".jsonl":
-        return name, _jsonl_rows(text, name)
-    if suffix == ".json":
-        return name, _json_rows(text, name)
-    return name, _delimited_rows(text, name, "\t" if suffix == ".tsv" else ",")
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")  # -sig: spreadsheets write a BOM
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", source=str(path)) from None
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", source=str(path)) from None
-
-
-def _jsonl_rows(text: str, source: str) -> Iterator[_Row]:
-    position = 0
-    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is JSON
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(
-                f"invalid JSON: {error.msg} (column {error.colno})", source=source, line=number
-            ) from None
-        where = _Where(source, position, line=number)
-        yield where, _as_row(value, where)
-        position += 1
-
-
-def _json_rows(text: str, source: str) -> Iterator[_Row]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"invalid JSON: {error.msg}", source=source, line=error.lineno) from None
-    if not isinstance(data, list):
-        raise InputError(
-            "expected a JSON array of objects, one per row (pandas: orient='records')",
-            source=source,
-        )
-    yield from _mapping_rows(data, source)
-
-
-def _delimited_rows(text: str, source: str, delimiter: str) -> Iterator[_Row]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header: list[str] | None = None
-    position = end = 0
-    try:
-        for record in reader:
-            start, end = end + 1, reader.line_num  # a quoted cell can span lines
-            if not record:
-                continue
-            if header is None:
-                header = _unique(record, source, start)
-                continue
-            if len(record) != len(header):
-                raise InputError(
-                    f"expected {len(header)} fields like the header, got {len(record)}",
-                    source=source,
-                    line=start,
-                )
-            yield _Where(source, position, line=start), dict(zip(header, record, strict=True))
-            position += 1
-    except csv.Error as error:
-        raise InputError(f"malformed CSV: {error}", source=source, line=reader.line_num) from None
-
-
-def _unique(names: list[str], source: str, line: int | None = None) -> list[str]:
-    if len(set(names)) != len(names):
-        raise InputError(f"repeated column names: {', '.join(names)}", source=source, line=line)
-    return names
-
-
-def _frame_rows(frame: pd.DataFrame, source: str) -> Iterator[_Row]:
-    names = _unique([str(c) for c in frame.columns], source)
-    for position, values in enumerate(frame.itertuples(index=False, name=None)):
-        yield _Where(source, position), dict(zip(names, values, strict=True))
-
-
-def _mapping_rows(rows: Iterable[object], source: str) -> Iterator[_Row]:
-    for position, value in enumerate(rows):
-        where = _Where(source, position)
-        yield where, _as_row(value, where)
-
-
-def _as_row(value: object, where: _Where) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise where.error(f"expected an object of columns, got {_kind(value)}")
-    return {str(key): item for key, item in value.items()}
-
-
 def _resolve_aliases(
-    columns: Mapping[str, str], rows: list[_Row], source: str
+    columns: Mapping[str, str], rows: list[Row], source: str
 ) -> dict[str, tuple[str, ...]]:
     """Column names to read per field: ``columns`` where given, else the unclaimed aliases."""
     present = {name for _, row in rows for name in row}
@@ -275,9 +135,7 @@ def _resolve_aliases(
     return aliases
 
 
-def _to_sample(
-    where: _Where, row: dict[str, Any], aliases: dict[str, tuple[str, ...]]
-) -> RagSample:
+def _to_sample(where: Where, row: dict[str, Any], aliases: dict[str, tuple[str, ...]]) -> RagSample:
     values = {field: _pick(field, aliases[field], row, where) for field in SAMPLE_FIELDS}
     values["id"] = values["id"] or str(where.position)
     return RagSample(**values, metadata=_metadata(row, aliases))
@@ -295,7 +153,7 @@ def _metadata(row: dict[str, Any], aliases: dict[str, tuple[str, ...]]) -> dict[
     return safe
 
 
-def _pick(field: str, names: tuple[str, ...], row: dict[str, Any], where: _Where) -> Any:
+def _pick(field: str, names: tuple[str, ...], row: dict[str, Any], where: Where) -> Any:
     """The field's value from the first alias that has one; aliases that disagree are an error."""
     found = [(name, _normalise(field, row[name], name, where)) for name in names if name in row]
     given = [(name, value) for name, value in found if value not in (None, ())]
@@ -311,7 +169,7 @@ def _pick(field: str, names: tuple[str, ...], row: dict[str, Any], where: _Where
     return next((value for _, value in found if value is not None), None)
 
 
-def _normalise(field: str, value: Any, column: str, where: _Where) -> Any:
+def _normalise(field: str, value: Any, column: str, where: Where) -> Any:
     value = _native(value)
     if field == "contexts":
         return _contexts(value, column, where)
@@ -322,15 +180,15 @@ def _normalise(field: str, value: Any, column: str, where: _Where) -> Any:
     return _text(value, column, where)
 
 
-def _text(value: Any, column: str, where: _Where) -> str | None:
+def _text(value: Any, column: str, where: Where) -> str | None:
     if value is None or isinstance(value, str):
         return value if value and value.strip() else None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise where.error(f"expected a string, got {_kind(value)}", field=column)
+    raise where.error(f"expected a string, got {describe(value)}", field=column)
 
 
-def _contexts(value: Any, column: str, where: _Where) -> tuple[str, ...] | None:
+def _contexts(value: Any, column: str, where: Where) -> tuple[str, ...] | None:
     if isinstance(value, str) and value.strip():
         value = _parse_list(value)
         if value is None:
@@ -338,11 +196,11 @@ def _contexts(value: Any, column: str, where: _Where) -> tuple[str, ...] | None:
     if value is None or isinstance(value, str):
         return None
     if not _is_list(value):
-        raise where.error(f"{_LIST_HINT}, got {_kind(value)}", column)
+        raise where.error(f"{_LIST_HINT}, got {describe(value)}", column)
     return tuple(_strings(value, column, where))
 
 
-def _joined(value: Any, column: str, where: _Where) -> str | None:
+def _joined(value: Any, column: str, where: Where) -> str | None:
     """A reference given as a list (ragas v1 ``ground_truths``), joined by newlines."""
     items = _parse_list(value) if isinstance(value, str) else value
     if not _is_list(items):
@@ -350,11 +208,11 @@ def _joined(value: Any, column: str, where: _Where) -> str | None:
     return _text("\n".join(_strings(items, column, where)), column, where)
 
 
-def _strings(values: Any, column: str, where: _Where) -> list[str]:
+def _strings(values: Any, column: str, where: Where) -> list[str]:
     out = []
     for index, item in enumerate(values):
         if not isinstance(item, str):
-            raise where.error(f"element {index} is {_kind(item)}, expected a string", column)
+            raise where.error(f"element {index} is {describe(item)}, expected a string", column)
         out.append(str(item))
     return out
 
@@ -374,8 +232,8 @@ def _parse_list(text: str) -> list[Any] | None:
     return parsed if isinstance(parsed, list) else None
 
 
-def _check_unique_ids(samples: list[RagSample], wheres: list[_Where]) -> None:
-    seen: dict[str, _Where] = {}
+def _check_unique_ids(samples: list[RagSample], wheres: list[Where]) -> None:
+    seen: dict[str, Where] = {}
     for sample, where in zip(samples, wheres, strict=True):
         first = seen.setdefault(sample.id, where)
         if first is not where:
@@ -411,7 +269,3 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     return str(value)
-
-
-def _kind(value: object) -> str:
-    return "None" if value is None else f"{type(value).__name__} {reprlib.repr(value)}"

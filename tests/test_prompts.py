@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from rag_judge.backends.types import ChatRequest
 from rag_judge.cli import main
 from rag_judge.judges.schemas import ClaimChecks
+from rag_judge.prompt_checks import lock_prompts, validate_prompts
 from rag_judge.prompts import (
     FIXTURES_FILE,
     LANGUAGES,
@@ -24,9 +25,7 @@ from rag_judge.prompts import (
     all_prompts,
     default_root,
     load_prompt,
-    lock_prompts,
     prompt_languages,
-    validate_prompts,
 )
 
 ROOT = default_root()

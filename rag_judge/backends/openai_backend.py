@@ -103,10 +103,30 @@ class _OpenAIBase:
 class OpenAIChat(_OpenAIBase):
     """A chat model behind the OpenAI chat-completions API (``name``: ``openai/<model>``)."""
 
+    json_mode: str = "json_schema"
+    """How a JSON schema is sent: OpenAI's ``json_schema``, or ``json_object`` with a
+    ``schema`` key (llama.cpp's server and other OpenAI-compatible servers that refuse the
+    former); switched once, automatically, when a server rejects ``json_schema``."""
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion; a JSON schema on the request becomes ``response_format``."""
-        omit = self._openai.omit
         schema = request.json_schema
+        if schema is None:
+            return await self._create(request, None)
+        mode = self.json_mode
+        try:
+            return await self._create(request, response_format(schema, mode))
+        except BackendError as error:
+            if mode != "json_schema" or error.status_code not in REJECTED_FORMAT_STATUSES:
+                raise
+            reply = await self._create(request, response_format(schema, "json_object"))
+            self.json_mode = "json_object"  # this server takes the other form: keep using it
+            return reply
+
+    async def _create(
+        self, request: ChatRequest, output_format: dict[str, Any] | None
+    ) -> ChatResponse:
+        omit = self._openai.omit
         try:
             completion = await self._sdk().chat.completions.create(
                 model=self.model,
@@ -115,8 +135,8 @@ class OpenAIChat(_OpenAIBase):
                 max_tokens=omit if request.max_tokens is None else request.max_tokens,
                 seed=omit if request.seed is None else request.seed,
                 response_format=omit
-                if schema is None
-                else cast("ResponseFormat", response_format(schema)),
+                if output_format is None
+                else cast("ResponseFormat", output_format),
             )
         except Exception as error:
             raise self._error(error) from None  # the cause may quote the key
@@ -162,9 +182,17 @@ def chat_messages(request: ChatRequest) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in request.messages]
 
 
-def response_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+REJECTED_FORMAT_STATUSES = (400, 422)
+"""HTTP statuses with which OpenAI-compatible servers refuse a ``response_format`` they lack."""
+
+
+def response_format(schema: Mapping[str, Any], mode: str = "json_schema") -> dict[str, Any]:
     """``response_format`` for a JSON schema; named after its title, not strict (pydantic
-    schemas rarely meet strict mode's rules)."""
+    schemas rarely meet strict mode's rules). ``mode="json_object"`` gives the form that
+    llama.cpp's server and vLLM's older releases accept: ``{"type": "json_object", "schema"}``.
+    """
+    if mode == "json_object":
+        return {"type": "json_object", "schema": dict(schema)}
     title = str(schema.get("title") or "output")
     name = re.sub(r"[^a-zA-Z0-9_-]", "_", title)[:64] or "output"
     return {
