@@ -1,6 +1,7 @@
-"""The OpenAI and LiteLLM backends over real HTTP, through ModelClient, against a fake server.
+"""The OpenAI, OpenAI-compatible (aiohttp) and LiteLLM backends over real HTTP, through
+ModelClient, against a fake server.
 
-Every test runs for both backends: faults (429, 500, slow, malformed, 400, bad JSON replies)
+Every test runs for every backend: faults (429, 500, slow, malformed, 400, bad JSON replies)
 must end as the same recorded statuses, the cache must make re-runs free, and the API key must
 never leak into the cache or an error message.
 """
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 from rag_judge.backends.cache import ResponseCache
 from rag_judge.backends.client import CallPolicy, CallResult, ModelClient
 from rag_judge.backends.errors import BackendError, BackendUnavailable
+from rag_judge.backends.http_backend import HTTPChat, HTTPEmbedder
 from rag_judge.backends.litellm_backend import LiteLLMChat, LiteLLMEmbedder
 from rag_judge.backends.openai_backend import OpenAIChat, OpenAIEmbedder, response_format
 from rag_judge.backends.types import ChatRequest
@@ -30,7 +32,8 @@ KEY = "sk-test-SECRET-7f3a9c1e5b"
 CHAT = "/v1/chat/completions"
 FAST = CallPolicy(concurrency=8, timeout=5.0, max_attempts=3, initial_wait=0.001, max_wait=1.0)
 
-Chat: TypeAlias = OpenAIChat | LiteLLMChat
+Chat: TypeAlias = OpenAIChat | HTTPChat | LiteLLMChat
+KINDS = ["openai", "openai-compatible", "litellm"]
 
 
 class Verdict(BaseModel):
@@ -55,10 +58,12 @@ def make_backend(kind: str, server: FakeOpenAIServer, timeout: float | None = No
     """A chat backend of one kind, pointed at the fake server."""
     if kind == "openai":
         return OpenAIChat("fake-model", base_url=server.base_url, api_key=KEY, timeout=timeout)
+    if kind == "openai-compatible":
+        return HTTPChat("fake-model", base_url=server.base_url, api_key=KEY, timeout=timeout)
     return LiteLLMChat("openai/fake-model", api_base=server.base_url, api_key=KEY, timeout=timeout)
 
 
-@pytest.fixture(params=["openai", "litellm"])
+@pytest.fixture(params=KINDS)
 def backend(request: pytest.FixtureRequest, fake_openai: FakeOpenAIServer) -> Chat:  # noqa: F811
     """Each chat backend, pointed at the fake server."""
     return make_backend(request.param, fake_openai)
@@ -131,7 +136,7 @@ def test_slow_reply_is_retried_then_times_out(
     assert time.perf_counter() - started < 3 * 0.3 + 1.5  # three timeouts, no hang
 
 
-@pytest.mark.parametrize("kind", ["openai", "litellm"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_sdk_timeout_is_a_timeout_status(
     kind: str,
     fake_openai: FakeOpenAIServer,  # noqa: F811
@@ -291,14 +296,16 @@ def test_api_key_never_reaches_cache_or_errors(
     assert (raised.value.transient, raised.value.status_code) == (False, 401)
 
 
-@pytest.mark.parametrize("kind", ["openai", "litellm"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_embeddings_come_back_in_input_order(
     kind: str,
     fake_openai: FakeOpenAIServer,  # noqa: F811
 ) -> None:
-    embedder: OpenAIEmbedder | LiteLLMEmbedder
+    embedder: OpenAIEmbedder | HTTPEmbedder | LiteLLMEmbedder
     if kind == "openai":
         embedder = OpenAIEmbedder("fake-embedder", base_url=fake_openai.base_url, api_key=KEY)
+    elif kind == "openai-compatible":
+        embedder = HTTPEmbedder("fake-embedder", base_url=fake_openai.base_url, api_key=KEY)
     else:
         embedder = LiteLLMEmbedder("openai/fake-embedder", api_base=fake_openai.base_url)
     texts = ["alpha", "beta", "gamma"]

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
 from pydantic import BaseModel
 
 from rag_judge.backends.client import ModelClient
+from rag_judge.backends.http_backend import HTTPChat
 from rag_judge.backends.openai_backend import OpenAIChat
 from rag_judge.backends.types import ChatRequest
 
@@ -22,10 +24,17 @@ def refuse_json_schema(body: dict[str, Any]) -> str | None:
     return "400" if (body.get("response_format") or {}).get("type") == "json_schema" else None
 
 
-def test_falls_back_to_json_object_once(fake_openai: FakeOpenAIServer) -> None:  # noqa: F811
+BACKENDS = [OpenAIChat, HTTPChat]
+
+
+@pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
+def test_falls_back_to_json_object_once(
+    make: Any,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+) -> None:
     fake_openai.respond = lambda body: '{"city": "Paris"}'
     fake_openai.fail_when = refuse_json_schema
-    backend = OpenAIChat("m", base_url=fake_openai.base_url, api_key="k")
+    backend = make("m", base_url=fake_openai.base_url, api_key="k")
     client = ModelClient(backend)
 
     async def two_calls() -> list[Any]:
@@ -44,9 +53,13 @@ def test_falls_back_to_json_object_once(fake_openai: FakeOpenAIServer) -> None: 
     assert backend.json_mode == "json_object"
 
 
-def test_a_server_that_takes_json_schema_keeps_it(fake_openai: FakeOpenAIServer) -> None:  # noqa: F811
+@pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
+def test_a_server_that_takes_json_schema_keeps_it(
+    make: Any,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+) -> None:
     fake_openai.respond = lambda body: '{"city": "Paris"}'
-    backend = OpenAIChat("m", base_url=fake_openai.base_url, api_key="k")
+    backend = make("m", base_url=fake_openai.base_url, api_key="k")
     result = asyncio.run(ModelClient(backend).structured(ChatRequest.of(("user", "?")), City))
     assert result.status == "ok"
     assert backend.json_mode == "json_schema"

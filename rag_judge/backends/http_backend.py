@@ -1,0 +1,304 @@
+"""OpenAI-compatible servers over plain aiohttp: the OpenAI wire protocol without the SDK.
+
+``openai-compatible/<model>`` speaks the same chat-completions and embeddings protocol as
+``openai/<model>`` and reuses that backend's reply parsers and error helpers, but posts JSON
+over one pooled, keep-alive ``aiohttp.ClientSession`` per event loop. The SDK spends ~5 ms of
+CPU per call (request transforms, httpx, response models), which caps one event loop at ~200
+calls/s; this backend spends a fraction of a millisecond (benchmarks/backend_overhead.py).
+
+Like every backend it makes exactly one attempt per call and caches nothing: the shared
+:class:`~rag_judge.backends.client.ModelClient` does both. Every failure leaves as one
+classified :class:`BackendError` whose text never holds the API key, which is only ever sent
+as the ``Authorization`` header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import urllib.request
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rag_judge.backends.errors import (
+    BackendError,
+    BackendTimeout,
+    BackendUnavailable,
+    classify_status,
+)
+from rag_judge.backends.openai_backend import (
+    DEFAULT_BASE_URL,
+    REJECTED_FORMAT_STATUSES,
+    TOP_LOGPROBS,
+    chat_messages,
+    chat_response,
+    ordered_vectors,
+    redact,
+    response_format,
+    retry_after_of,
+    yes_no_response,
+)
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+
+if TYPE_CHECKING:
+    from aiohttp import ClientResponse, ClientSession
+
+PROVIDER = "openai-compatible"
+DEFAULT_TIMEOUT = 600.0
+"""Seconds one request may take when no timeout is given (the openai SDK's default)."""
+DEFAULT_CONNECTIONS = 256
+"""Connection pool size per event loop; keep it at or above ModelClient's concurrency."""
+_MAX_ERROR_CHARS = 500
+
+
+def _stdlib_dumps(payload: Any) -> bytes:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+# orjson, when installed, encodes a chat request ~18x and decodes a reply ~4x faster than the
+# stdlib (measured: benchmarks/results/backend_overhead.json, "json_codecs").
+_dumps: Callable[[Any], bytes]
+_loads: Callable[[bytes], Any]
+try:
+    import orjson
+
+    _dumps, _loads = orjson.dumps, orjson.loads
+except ImportError:  # pragma: no cover - depends on the environment
+    _dumps, _loads = _stdlib_dumps, json.loads
+
+
+class _Fields:
+    """Attribute access to parsed JSON (``reply.choices[0].message``), so the openai
+    backend's parsers, written for SDK objects, read plain JSON unchanged."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return _fields(self._raw[name])
+        except (KeyError, TypeError, IndexError):
+            raise AttributeError(name) from None
+
+    def __getitem__(self, index: int) -> Any:
+        return _fields(self._raw[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return (_fields(item) for item in self._raw)
+
+
+def _fields(value: Any) -> Any:
+    return _Fields(value) if isinstance(value, dict | list) else value
+
+
+async def _session_lifetime(
+    headers: dict[str, str], connections: int, timeout: float
+) -> AsyncGenerator[ClientSession, None]:
+    """Yields one session and closes it when finalised: ``asyncio.run`` finalises every live
+    async generator before it closes its loop, so no session outlives its loop unclosed."""
+    import aiohttp
+
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=connections),
+        headers=headers,
+        timeout=aiohttp.ClientTimeout(total=timeout),
+    )
+    try:
+        yield session
+    finally:
+        await session.close()
+
+
+class _HTTPBase:
+    """Base URL and key resolution, one session per event loop, and the one POST."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
+    ) -> None:
+        """Resolve where to send calls and with what key; opens nothing yet.
+
+        Args:
+            model: The server's model name, sent as ``model``.
+            base_url: API root such as ``http://localhost:8000/v1``; else ``OPENAI_BASE_URL``,
+                else ``https://api.openai.com/v1``.
+            api_key: Sent only as ``Authorization: Bearer``; else ``OPENAI_API_KEY``. A local
+                server (a base URL given) may need none.
+            timeout: Seconds one request may take (default 600; ModelClient has its own).
+            connections: Pool size per event loop, at least ModelClient's concurrency.
+
+        Raises:
+            BackendUnavailable: aiohttp is not installed, or neither key nor base URL is set.
+        """
+        try:
+            import aiohttp  # noqa: F401
+        except ImportError as error:
+            raise BackendUnavailable(
+                "aiohttp is not installed: pip install 'rag-judge[openai]'"
+            ) from error
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if key is None and base_url is None:
+            raise BackendUnavailable("no OpenAI API key: set OPENAI_API_KEY or pass api_key")
+        self.model = model
+        self.name = f"{PROVIDER}/{model}"
+        self.endpoint: str | None = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._key = key
+        self._timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self._connections = connections
+        self._proxy = _env_proxy(self.endpoint)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lifetime: AsyncGenerator[ClientSession, None] | None = None
+        self._session: ClientSession | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, endpoint={self.endpoint!r})"
+
+    async def _pool(self) -> ClientSession:
+        """The running loop's session (a pool cannot cross event loops), opened on first use."""
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop:
+            headers = {"Content-Type": "application/json", "Accept": "application/json"}
+            if self._key is not None:
+                headers["Authorization"] = f"Bearer {self._key}"
+            lifetime = _session_lifetime(headers, self._connections, self._timeout)
+            self._session = await anext(lifetime)  # no await inside: no other task interleaves
+            self._loop, self._lifetime = loop, lifetime
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the running loop's session now (optional: ``asyncio.run`` closes it too)."""
+        lifetime, loop = self._lifetime, self._loop
+        self._loop = self._lifetime = self._session = None
+        if lifetime is not None and loop is asyncio.get_running_loop():
+            await lifetime.aclose()
+
+    async def _post(self, path: str, payload: dict[str, Any]) -> Any:
+        """POST JSON to ``endpoint + path``; the decoded reply, or a classified BackendError."""
+        import aiohttp
+
+        session = await self._pool()
+        try:
+            async with session.post(
+                f"{self.endpoint}{path}", data=_dumps(payload), proxy=self._proxy
+            ) as response:
+                raw = await response.read()
+                if not 200 <= response.status < 300:
+                    raise self._status_error(response, raw)
+        except TimeoutError:
+            raise BackendTimeout(
+                f"{PROVIDER} timed out after {self._timeout:g} s", transient=True
+            ) from None
+        except aiohttp.ClientError as error:  # refused, reset, truncated body, bad HTTP
+            raise self._error(f"connection failed: {type(error).__name__}: {error}") from None
+        try:
+            return _loads(raw)
+        except ValueError as error:  # orjson's and the stdlib's decode errors both are
+            raise self._error(f"malformed response body: {error}") from None
+
+    def _error(self, message: str, **fields: Any) -> BackendError:
+        fields.setdefault("transient", True)
+        text = redact(f"{PROVIDER} {message}", (self._key,))[:_MAX_ERROR_CHARS]
+        return BackendError(text, **fields)
+
+    def _status_error(self, response: ClientResponse, raw: bytes) -> BackendError:
+        """An HTTP error status: the server's message, retryable or not, Retry-After kept."""
+        import aiohttp
+
+        status = response.status
+        headers_only = aiohttp.ClientResponseError(
+            response.request_info, response.history, status=status, headers=response.headers
+        )
+        return self._error(
+            f"HTTP error: {status} {_error_message(raw)}",
+            transient=classify_status(status),
+            status_code=status,
+            retry_after=retry_after_of(headers_only),
+        )
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy for ``url`` from HTTP(S)_PROXY / NO_PROXY, as the openai SDK honours them.
+
+    Looked up once: aiohttp's ``trust_env`` would do it (and a netrc lookup) on a worker
+    thread for every request, which costs more CPU than the rest of the call.
+    """
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0]
+    if urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies().get(scheme.lower())
+
+
+def _error_message(raw: bytes) -> str:
+    """``error.message`` of an OpenAI-style error body, else the start of the body."""
+    try:
+        return str(_loads(raw)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return raw[:_MAX_ERROR_CHARS].decode("utf-8", "replace")
+
+
+class HTTPChat(_HTTPBase):
+    """A chat model behind an OpenAI-compatible chat-completions API, without the SDK
+    (``name``: ``openai-compatible/<model>``)."""
+
+    json_mode: str = "json_schema"
+    """``json_schema`` (OpenAI's form) or ``json_object`` + schema (llama.cpp's server);
+    switched once, automatically, when a server rejects the first."""
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion; a JSON schema on the request becomes ``response_format``."""
+        payload = self._payload(request)
+        if request.max_tokens is not None:
+            payload["max_tokens"] = request.max_tokens
+        schema = request.json_schema
+        if schema is None:
+            return chat_response(_Fields(await self._post("/chat/completions", payload)))
+        mode = self.json_mode
+        try:
+            payload["response_format"] = response_format(schema, mode)
+            return chat_response(_Fields(await self._post("/chat/completions", payload)))
+        except BackendError as error:
+            if mode != "json_schema" or error.status_code not in REJECTED_FORMAT_STATUSES:
+                raise
+            payload["response_format"] = response_format(schema, "json_object")
+            reply = chat_response(_Fields(await self._post("/chat/completions", payload)))
+            self.json_mode = "json_object"  # this server takes the other form: keep using it
+            return reply
+
+    async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
+        """P(yes) over P(yes) + P(no) from the top log-probabilities of the first reply token."""
+        payload = self._payload(request)
+        payload.update(max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
+        return yes_no_response(_Fields(await self._post("/chat/completions", payload)))
+
+    def _payload(self, request: ChatRequest) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": chat_messages(request),
+            "temperature": request.temperature,
+        }
+        if request.seed is not None:
+            payload["seed"] = request.seed
+        return payload
+
+
+class HTTPEmbedder(_HTTPBase):
+    """An embedding model behind an OpenAI-compatible embeddings API, without the SDK
+    (``name``: ``openai-compatible/<model>``)."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in input order (the reply's ``index`` decides, not its order)."""
+        if not texts:
+            return []
+        reply = await self._post("/embeddings", {"model": self.model, "input": list(texts)})
+        data = reply.get("data") if isinstance(reply, dict) else None
+        return ordered_vectors(data or (), len(texts))
