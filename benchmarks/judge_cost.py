@@ -869,6 +869,51 @@ def _combine(rows: list[dict[str, Any]], n: int) -> dict[str, Any]:
     }
 
 
+def complete_samples(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records of the samples every tool finished (all the metrics it runs), for a fair table."""
+    done: dict[str, dict[str, set[str]]] = {}
+    for r in records:
+        done.setdefault(r["tool"], {}).setdefault(r["sample_id"], set()).add(r["metric"])
+    common: set[str] | None = None
+    for samples in done.values():
+        needed = set().union(*samples.values())
+        ids = {sample for sample, metrics in samples.items() if metrics >= needed}
+        common = ids if common is None else common & ids
+    return [r for r in records if r["sample_id"] in (common or set())]
+
+
+def summarise_files(paths: list[Path], out: Path, note: str) -> None:
+    """Rewrite the summary from records files (e.g. two tools run in separate invocations)."""
+    records = [
+        json.loads(line)
+        for path in paths
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    kept = complete_samples(records)
+    report: dict[str, Any] = {
+        "status": note,
+        "parameters": {
+            "samples": len({r["sample_id"] for r in kept}),
+            "samples_file": str(SAMPLES.relative_to(REPO)),
+            "model": MODEL_ALIAS,
+            "embeddings": EMBED_NAME,
+            "records_from": [str(p) for p in paths],
+            "dropped_records": len(records) - len(kept),
+        },
+        "machine": machine_info(),
+        "sides": {},
+        "notes": NOTES,
+        "summary": summarise(kept),
+        "per_sample": per_sample(kept),
+    }
+    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    out.with_suffix(".md").write_text(markdown(report))
+    out.with_suffix(".records.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
+
+
 def per_sample(records: list[dict[str, Any]]) -> dict[str, Any]:
     """{sample_id: {tool: {metric: value}}}, plus rag_judge's recall by k."""
     out: dict[str, Any] = {}
@@ -1058,7 +1103,20 @@ def main(argv: list[str] | None = None) -> None:
         "--ragas-metrics", default=None, help="only these ragas runs (see judge_cost_ragas.py)"
     )
     parser.add_argument("--out", type=Path, default=RESULTS / "judge_cost.json")
+    parser.add_argument(
+        "--summarise",
+        nargs="+",
+        type=Path,
+        metavar="RECORDS",
+        help="only rewrite the summary from these records files, keeping the samples every "
+        "tool finished (for tools run in separate invocations)",
+    )
+    parser.add_argument("--status", default="finished", help="status line for --summarise")
     args = parser.parse_args(argv)
+    if args.summarise:
+        summarise_files(args.summarise, args.out, args.status)
+        print(args.out.with_suffix(".md").read_text())
+        return
     if args.build_samples:
         build_samples(args.limit or N_SAMPLES)
         print(f"wrote {SAMPLES}")
