@@ -1,0 +1,327 @@
+"""Retrieval eval sets: a corpus, questions (with reference answers if any) and qrels.
+
+A set is a folder ``<name>/`` with five files, the same for every set:
+
+- ``corpus.jsonl``: one document per line: ``doc_id``, ``title`` (may be empty), ``text``.
+- ``queries.jsonl``: one question per line: ``query_id``, ``question``, ``answers`` (reference
+  answer strings; ``[]`` when the set has none), ``type`` (a question-type label for
+  breakdowns), and optional extra fields, kept in :attr:`EvalQuery.extra`.
+- ``qrels.tsv``: ``query_id<TAB>doc_id<TAB>relevance`` after a header line; graded where the
+  source is graded (>= 1 relevant, 0 or less judged not relevant).
+- ``manifest.json``: ``name``, ``description``, ``source``, ``licence``, ``language``,
+  ``has_reference_answers``, ``not_applicable`` (``[{"metric", "reason"}]``: judges and
+  metrics that cannot run on the set), ``counts`` and ``files`` (``{name: {sha256, fields}}``).
+- ``LICENSE.md``.
+
+The bundled sets live in ``eval_sets/`` (``rag_judge/_eval_sets`` in a wheel) and are written
+by ``eval_sets/build.py``. Loading checks each file against its manifest sha256 and every
+line; errors are :class:`~rag_judge.errors.InputError` naming the file, line and field.
+
+>>> cmrc = load_eval_set("cmrc2018_zh")
+>>> len(cmrc.documents), len(cmrc.queries), cmrc.has_reference_answers
+(848, 3219, True)
+>>> small = cmrc.limit(2)
+>>> [(q.id, q.type, q.answers) for q in small.queries[:1]]
+[('DEV_0_QUERY_0', 'which', ('光荣和ω-force',))]
+>>> small.qrels
+{'DEV_0_QUERY_0': {'DEV_0': 1}, 'DEV_1_QUERY_1': {'DEV_1': 1}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from rag_judge.errors import InputError
+from rag_judge.pipeline.chunking import Document
+
+DATA_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.tsv")
+"""The files every eval set has besides ``manifest.json`` and ``LICENSE.md``."""
+QRELS_HEADER = ("query_id", "doc_id", "relevance")
+_MODIFIED = "the file was modified; rebuild with eval_sets/build.py or update the manifest"
+_QUERY_FIELDS = frozenset({"query_id", "question", "answers", "type"})
+
+
+@dataclass(frozen=True, slots=True)
+class EvalQuery:
+    """One question of an eval set."""
+
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    """Reference answers, best first; empty when the set has none."""
+    type: str
+    """Question-type label for breakdowns (how it was derived: the manifest)."""
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """Any other fields of the query's line, read-only."""
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """A loaded eval set: documents, queries, qrels, and what the manifest says about them."""
+
+    name: str
+    path: Path
+    manifest: Mapping[str, Any]
+    documents: tuple[Document, ...]
+    queries: tuple[EvalQuery, ...]
+    qrels: dict[str, dict[str, int]]
+    """``{query_id: {doc_id: grade}}``, only for queries in :attr:`queries`."""
+    has_reference_answers: bool
+    not_applicable: Mapping[str, str]
+    """Judges and metrics that cannot run on this set, with the reason."""
+    warnings: tuple[str, ...] = ()
+    """Problems that do not stop loading (queries without relevant documents, empty texts)."""
+
+    def limit(self, n: int) -> EvalSet:
+        """The first ``n`` queries and their qrels; the corpus is kept whole."""
+        if n < 1:
+            raise InputError(f"must be at least 1, got {n}", field="limit")
+        queries = self.queries[:n]
+        qrels = {q.id: dict(self.qrels[q.id]) for q in queries if q.id in self.qrels}
+        warnings = _warnings(self.documents, queries, qrels, self.has_reference_answers)
+        return replace(self, queries=queries, qrels=qrels, warnings=warnings)
+
+
+def bundled_root() -> Path:
+    """The bundled sets: ``rag_judge/_eval_sets`` in a wheel, else ``<repo>/eval_sets``."""
+    bundled = importlib.resources.files("rag_judge") / "_eval_sets"
+    if isinstance(bundled, Path) and bundled.is_dir():
+        return bundled
+    return Path(__file__).resolve().parents[1] / "eval_sets"
+
+
+def available_eval_sets() -> list[str]:
+    """Names of the bundled retrieval eval sets (folders with a manifest and the data files)."""
+    root = bundled_root()
+    if not root.is_dir():
+        return []
+    names = ("manifest.json", *DATA_FILES)
+    return sorted(p.name for p in root.iterdir() if all((p / f).is_file() for f in names))
+
+
+def load_eval_set(name_or_path: str | Path) -> EvalSet:
+    """Load a bundled set by name (``"cmrc2018_zh"``) or a set folder by path, checked."""
+    folder = _resolve(name_or_path)
+    manifest = _read_manifest(folder)
+    _verify_files(folder, manifest)
+    documents = _read_corpus(folder / "corpus.jsonl")
+    queries = _read_queries(folder / "queries.jsonl")
+    qrels = _read_qrels(folder / "qrels.tsv", {q.id for q in queries}, {d.id for d in documents})
+    has_answers = bool(manifest.get("has_reference_answers", any(q.answers for q in queries)))
+    name = manifest.get("name")
+    return EvalSet(
+        name=name if isinstance(name, str) and name else folder.name,
+        path=folder,
+        manifest=MappingProxyType(manifest),
+        documents=documents,
+        queries=queries,
+        qrels=qrels,
+        has_reference_answers=has_answers,
+        not_applicable=_not_applicable(manifest, folder / "manifest.json"),
+        warnings=_warnings(documents, queries, qrels, has_answers),
+    )
+
+
+def _resolve(name_or_path: str | Path) -> Path:
+    text = str(name_or_path)
+    is_path = isinstance(name_or_path, Path) or "/" in text or "\\" in text
+    if not is_path and text in available_eval_sets():
+        return bundled_root() / text
+    if Path(text).is_dir():
+        return Path(text)
+    known = ", ".join(available_eval_sets()) or "none"
+    hint = f"bundled sets: {known} (or give the path of a set folder)"
+    raise InputError(f"no eval set '{text}'; {hint}", field="eval_set")
+
+
+Where = tuple[Path, int]  # a file and a 1-based line number, for error messages
+
+
+def _bad(message: str, where: Where | Path, field: str | None = None) -> InputError:
+    path, line = where if isinstance(where, tuple) else (where, None)
+    return InputError(message, source=str(path), line=line, field=field)
+
+
+def _read_manifest(folder: Path) -> dict[str, Any]:
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise _bad("no manifest.json: not an eval set folder", folder)
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise _bad(f"invalid JSON: {error.msg}", (path, error.lineno)) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise _bad("expected an object with 'files'", path, "files")
+    if not isinstance(manifest.get("has_reference_answers", False), bool):
+        raise _bad("must be true or false", path, "has_reference_answers")
+    return manifest
+
+
+def _verify_files(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """Every data file is listed, and every listed file matches its sha256 (when given)."""
+    files: Mapping[str, Any] = manifest["files"]
+    for name in DATA_FILES:
+        if name not in files:
+            raise _bad(f"does not list {name}", folder / "manifest.json", "files")
+    for name, entry in files.items():
+        path = folder / name
+        if not path.is_file():
+            raise _bad("listed in manifest.json but missing", path)
+        expected = entry.get("sha256") if isinstance(entry, dict) else None
+        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+        if expected is not None and actual != expected:
+            raise _bad(f"{_MODIFIED} (sha256 {actual}, manifest {expected})", path, "sha256")
+
+
+def _lines(path: Path) -> Iterator[tuple[Where, str]]:
+    """The non-blank lines of a UTF-8 file with their position."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise _bad(f"not UTF-8 text ({error.reason})", path) from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield (path, number), line
+
+
+def _jsonl(path: Path) -> Iterator[tuple[Where, dict[str, Any]]]:
+    for where, line in _lines(path):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise _bad(f"invalid JSON: {error.msg}", where) from None
+        if not isinstance(row, dict):
+            raise _bad("expected a JSON object", where)
+        yield where, row
+
+
+def _string(row: Mapping[str, Any], key: str, where: Where, *, empty: bool = False) -> str:
+    """The string field ``key``; ``empty`` allows an empty (or whitespace) string."""
+    value = row.get(key)
+    if key not in row:
+        raise _bad("missing", where, key)
+    if not isinstance(value, str):
+        raise _bad(f"must be a string, got {type(value).__name__}", where, key)
+    if not empty and not value.strip():
+        raise _bad("must not be empty", where, key)
+    return value
+
+
+def _unique(seen: dict[str, int], key: str, where: Where, field: str) -> None:
+    if key in seen:
+        raise _bad(f"duplicate id '{key}' (first on line {seen[key]})", where, field)
+    seen[key] = where[1]
+
+
+def _read_corpus(path: Path) -> tuple[Document, ...]:
+    seen: dict[str, int] = {}
+    documents = []
+    for where, row in _jsonl(path):
+        doc_id = _string(row, "doc_id", where)
+        _unique(seen, doc_id, where, "doc_id")
+        title = _string(row, "title", where, empty=True) if "title" in row else ""
+        text = _string(row, "text", where, empty=True)
+        documents.append(Document(id=doc_id, text=text, title=title or None))
+    return tuple(documents)
+
+
+def _answers(row: Mapping[str, Any], where: Where) -> tuple[str, ...]:
+    answers = row.get("answers")
+    if "answers" not in row:
+        raise _bad("missing (use [] when there is no reference answer)", where, "answers")
+    if not isinstance(answers, list) or not all(isinstance(a, str) and a for a in answers):
+        raise _bad("must be a list of non-empty strings", where, "answers")
+    return tuple(answers)
+
+
+def _read_queries(path: Path) -> tuple[EvalQuery, ...]:
+    seen: dict[str, int] = {}
+    queries = []
+    for where, row in _jsonl(path):
+        query_id = _string(row, "query_id", where)
+        _unique(seen, query_id, where, "query_id")
+        queries.append(
+            EvalQuery(
+                id=query_id,
+                question=_string(row, "question", where),
+                answers=_answers(row, where),
+                type=_string(row, "type", where),
+                extra=MappingProxyType({k: v for k, v in row.items() if k not in _QUERY_FIELDS}),
+            )
+        )
+    return tuple(queries)
+
+
+def _read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, dict[str, int]]:
+    lines = _lines(path)
+    header = next(lines, None)
+    if header is None or header[0][1] != 1 or tuple(header[1].split("\t")) != QRELS_HEADER:
+        raise _bad(f"the first line must be the header {'<TAB>'.join(QRELS_HEADER)}", (path, 1))
+    qrels: dict[str, dict[str, int]] = {}
+    for where, line in lines:
+        qid, doc, grade = _qrels_line(line, where, query_ids, doc_ids)
+        judged = qrels.setdefault(qid, {})
+        if doc in judged:
+            raise _bad(f"document '{doc}' judged twice for query '{qid}'", where, "doc_id")
+        judged[doc] = grade
+    return qrels
+
+
+def _qrels_line(
+    line: str, where: Where, query_ids: set[str], doc_ids: set[str]
+) -> tuple[str, str, int]:
+    fields = line.split("\t")
+    if len(fields) != len(QRELS_HEADER):
+        raise _bad(f"expected 3 tab-separated fields, got {len(fields)}", where)
+    qid, doc, grade = fields
+    if qid not in query_ids:
+        raise _bad(f"unknown query '{qid}' (not in queries.jsonl)", where, "query_id")
+    if doc not in doc_ids:
+        raise _bad(f"unknown document '{doc}' (not in corpus.jsonl)", where, "doc_id")
+    try:
+        return qid, doc, int(grade)
+    except ValueError:
+        raise _bad(f"'{grade}' is not an integer", where, "relevance") from None
+
+
+def _not_applicable(manifest: Mapping[str, Any], path: Path) -> Mapping[str, str]:
+    entries = manifest.get("not_applicable", [])
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict)
+        and isinstance(e.get("metric"), str)
+        and isinstance(e.get("reason"), str)
+        for e in entries
+    ):
+        raise _bad('expected a list of {"metric": ..., "reason": ...}', path, "not_applicable")
+    return MappingProxyType({e["metric"]: e["reason"] for e in entries})
+
+
+def _warnings(
+    documents: tuple[Document, ...],
+    queries: tuple[EvalQuery, ...],
+    qrels: Mapping[str, Mapping[str, int]],
+    has_answers: bool,
+) -> tuple[str, ...]:
+    """What is allowed but worth knowing: unanswerable queries, empty documents."""
+    problems = {
+        "queries have no relevant document": [
+            q.id for q in queries if not any(g >= 1 for g in qrels.get(q.id, {}).values())
+        ],
+        "documents have no text": [d.id for d in documents if not d.text.strip()],
+        "queries have no reference answer": [
+            q.id for q in queries if has_answers and not q.answers
+        ],
+    }
+    return tuple(f"{len(ids)} {what}: {_few(ids)}" for what, ids in problems.items() if ids)
+
+
+def _few(ids: list[str], shown: int = 5) -> str:
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
