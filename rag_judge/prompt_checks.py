@@ -116,7 +116,7 @@ def _check_file(
         return [*problems, str(error)]
     if template.output_model is None:
         if messages[-1].role != "user":
-            problems.append(f"{name}: a yes_no prompt must end with a user message")
+            problems.append(f"{name}: a {template.output} prompt must end with a user message")
         return problems
     text = "\n".join(m.content for m in messages)
     unsaid = sorted(

@@ -40,6 +40,10 @@ LANGUAGES = ("en", "zh")
 """Languages every prompt must exist in; ``en`` is the fallback."""
 YES_NO = "yes_no"
 """The ``output`` of prompts read through P(yes) of the first reply token, not parsed."""
+TEXT = "text"
+"""The ``output`` of prompts whose reply is free text, used as is (e.g. a generated answer)."""
+UNPARSED = (YES_NO, TEXT)
+"""Outputs that name no pydantic model."""
 LOCK_FILE = "prompts.lock.json"
 FIXTURES_FILE = "fixtures.json"
 FIELDS = ("id", "version", "language", "inputs", "output", "description")
@@ -103,8 +107,8 @@ class PromptTemplate:
 
     @property
     def output_model(self) -> type[BaseModel] | None:
-        """The pydantic model the reply must validate as; None for ``yes_no`` prompts."""
-        return None if self.output == YES_NO else _output_models()[self.output]
+        """The pydantic model the reply must validate as; None for ``yes_no`` and ``text``."""
+        return None if self.output in UNPARSED else _output_models()[self.output]
 
     def render(self, **inputs: Any) -> tuple[Message, ...]:
         """The chat messages for these inputs, each stripped of surrounding whitespace.
@@ -184,8 +188,8 @@ def _front_matter(text: str, path: Path) -> dict[str, Any]:
         raise PromptError("must be an integer >= 1", source=str(path), field="version")
     if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
         raise PromptError("must be a list of names", source=str(path), field="inputs")
-    if output != YES_NO and output not in _output_models():
-        known = ", ".join([*_output_models(), YES_NO])
+    if output not in UNPARSED and output not in _output_models():
+        known = ", ".join([*_output_models(), *UNPARSED])
         raise PromptError(f"unknown {output!r} (known: {known})", source=str(path), field="output")
     return cast("dict[str, Any]", meta)
 

@@ -52,8 +52,14 @@ def test_the_bundled_prompts_are_valid() -> None:
     assert validate_prompts() == []
 
 
-def test_the_four_steps_exist_in_every_language() -> None:
-    expected = ["answer_relevancy/questions", "claims/extract", "claims/support", "claims/verify"]
+def test_every_step_exists_in_every_language() -> None:
+    expected = [
+        "answer_relevancy/questions",
+        "claims/extract",
+        "claims/support",
+        "claims/verify",
+        "generate/answer",
+    ]
     assert expected == IDS
     assert {(t.id, t.language) for t in PROMPTS} == {(i, lang) for i in IDS for lang in LANGUAGES}
     assert prompt_languages() == ("en", "zh")
@@ -197,7 +203,7 @@ def test_cli_validate_prints_a_table() -> None:
     result = CliRunner().invoke(main, ["prompts", "validate"])
     assert result.exit_code == 0, result.output
     assert "claims/verify" in result.stdout
-    assert "8 prompt files, all valid" in result.stdout
+    assert "10 prompt files, all valid" in result.stdout
 
 
 def test_cli_validate_and_lock_exit_2_on_problems(repo_copy: Path) -> None:

@@ -1,0 +1,80 @@
+"""What a k-sweep will run: the ks in ascending order, and the judges that apply to the set.
+
+A judge the eval set cannot support (listed in its manifest's ``not_applicable``, needing
+reference answers the set does not have, or answer relevancy without an embedder) is skipped
+with a reason, so a reference-free set such as Cranfield still sweeps retrieval, faithfulness
+and relevancy instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from rag_judge.errors import InputError
+from rag_judge.eval_sets import EvalSet
+from rag_judge.judges import get_judges
+
+SWEEP_METRICS = ("faithfulness", "answer_relevancy", "completeness", "context_recall")
+"""The judges a sweep runs by default (context recall comes per k from one pass)."""
+PER_SAMPLE_ONLY = ("context_recall", "context_precision")
+"""Judges run once per question on the top K, read per k from their ``by_k``."""
+NO_REFERENCE = "the eval set has no reference answers"
+NO_EMBEDDER = "no embedder given (answer relevancy embeds the reverse questions)"
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The ks and the judges of one sweep."""
+
+    ks: tuple[int, ...]
+    """Distinct cutoffs, ascending: the order answers are generated and judged in."""
+    per_k: tuple[str, ...]
+    """Judges run on each k's answer and top-k contexts."""
+    once: tuple[str, ...]
+    """Judges run once on the top K and read per k (context recall)."""
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    """Metrics asked for but not run, with the reason."""
+
+    @property
+    def k_max(self) -> int:
+        """K: how many chunks are retrieved per question."""
+        return self.ks[-1]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Every judge that runs."""
+        return (*self.per_k, *self.once)
+
+
+def plan_sweep(
+    eval_set: EvalSet,
+    ks: Iterable[int],
+    metrics: Iterable[str],
+    *,
+    has_embedder: bool,
+) -> SweepPlan:
+    """Sort and check the ks, and split the judges into those that run and those skipped.
+
+    Raises:
+        InputError: no k, a k below 1, or an unknown metric.
+    """
+    chosen = sorted(set(ks))
+    if not chosen or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in chosen):
+        raise InputError(f"ks must be integers >= 1, got {chosen!r}", field="ks")
+    judges = get_judges(tuple(metrics))
+    skipped: dict[str, str] = {}
+    for judge in judges:
+        if judge.name in eval_set.not_applicable:
+            skipped[judge.name] = eval_set.not_applicable[judge.name]
+        elif "reference" in judge.needs and not eval_set.has_reference_answers:
+            skipped[judge.name] = NO_REFERENCE
+        elif judge.name == "answer_relevancy" and not has_embedder:
+            skipped[judge.name] = NO_EMBEDDER
+    running = [j.name for j in judges if j.name not in skipped]
+    return SweepPlan(
+        ks=tuple(chosen),
+        per_k=tuple(n for n in running if n not in PER_SAMPLE_ONLY),
+        once=tuple(n for n in running if n in PER_SAMPLE_ONLY),
+        skipped=skipped,
+    )
