@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from rag_judge.backends import CallPolicy, ChatRequest, Ledger, ModelClient, ResponseCache
+from rag_judge.backends import (
+    CallPolicy,
+    CallResult,
+    ChatRequest,
+    Ledger,
+    ModelClient,
+    ResponseCache,
+)
 from rag_judge.backends.errors import BackendError
 from rag_judge.backends.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatResponse, Usage, cache_key
@@ -260,3 +267,18 @@ def test_a_backend_can_cap_the_concurrency() -> None:
     backend = ScriptedBackend(["x"])
     backend.max_concurrency = 1  # type: ignore[attr-defined]
     assert client(backend, policy=CallPolicy(concurrency=8)).policy.concurrency == 1
+
+
+def test_identical_requests_in_flight_share_one_call(tmp_path: Path) -> None:
+    # Two judges asking the same question at once: one backend call, both get its reply.
+    backend = ScriptedBackend(["first", "second"], delay=0.05)
+    client = ModelClient(backend, cache=ResponseCache(tmp_path / "c.sqlite"))
+    same = ChatRequest.of(("user", "same question"))
+
+    async def both() -> list[CallResult]:
+        return list(await asyncio.gather(client.chat(same), client.chat(same)))
+
+    first, second = asyncio.run(both())
+    assert (first.text, second.text) == ("first", "first")
+    assert len(backend.requests) == 1
+    assert sorted([first.cached, second.cached]) == [False, True]

@@ -120,7 +120,7 @@ def test_yes_probability_of_obvious_questions(client: ModelClient) -> None:
 @pytest.mark.slow
 @needs_model
 def test_context_overflow_is_a_permanent_backend_error(client: ModelClient) -> None:
-    result = asyncio.run(client.chat(ask("word " * 3000, max_tokens=1)))
+    result = asyncio.run(client.chat(ask("word " * 6000, max_tokens=1)))  # over n_ctx 4096
     assert result.status == "backend_error"
     assert result.attempts == 1  # not retried
     assert result.error is not None

@@ -138,6 +138,7 @@ class ModelClient:
         self.ledger = ledger if ledger is not None else Ledger()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore = asyncio.Semaphore(self.policy.concurrency)
+        self._flights: dict[str, asyncio.Future[tuple[Any, dict[str, Any]]]] = {}
         self._sleep = sleep
 
     @property
@@ -217,8 +218,41 @@ class ModelClient:
         )
         if self.cache is not None and key is not None and (stored := self.cache.get(key)):
             response = response_type.model_validate_json(stored)
-            self._record(Usage(), "ok", cached=True, attempts=0, seconds=0.0)
-            return response, {"status": "ok", "cached": True, "attempts": 0}
+            return response, self._shared_hit()
+        if key is None:
+            return await self._call_backend(kind, None, request, call)
+        # Single flight: an identical request already in flight is awaited, not repeated.
+        flights = self._in_flight()
+        if (pending := flights.get(key)) is not None:
+            shared, meta = await asyncio.shield(pending)
+            return (shared, self._shared_hit()) if shared is not None else (None, meta)
+        flight: asyncio.Future[tuple[Any, dict[str, Any]]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        flights[key] = flight
+        try:
+            result = await self._call_backend(kind, key, request, call)
+        except BaseException:
+            flight.cancel()
+            raise
+        finally:
+            flights.pop(key, None)
+        flight.set_result(result)
+        return result
+
+    def _shared_hit(self) -> dict[str, Any]:
+        """Record and describe a reply that needed no backend call (cache or a shared flight)."""
+        self._record(Usage(), "ok", cached=True, attempts=0, seconds=0.0)
+        return {"status": "ok", "cached": True, "attempts": 0}
+
+    async def _call_backend(
+        self,
+        kind: str,
+        key: str | None,
+        request: ChatRequest,
+        call: Callable[[ChatRequest], Awaitable[R]],
+    ) -> tuple[R | None, dict[str, Any]]:
+        """The backend call with retries; a success is cached, a failure is a status."""
         started = time.perf_counter()
         attempts = 1
         try:
@@ -256,10 +290,19 @@ class ModelClient:
 
     def _limit(self) -> asyncio.Semaphore:
         """The concurrency limit for the running event loop (a client may outlive a loop)."""
+        self._bind_loop()
+        return self._semaphore
+
+    def _in_flight(self) -> dict[str, asyncio.Future[tuple[Any, dict[str, Any]]]]:
+        """Requests being answered right now on the running loop, by cache key."""
+        self._bind_loop()
+        return self._flights
+
+    def _bind_loop(self) -> None:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._loop, self._semaphore = loop, asyncio.Semaphore(self.policy.concurrency)
-        return self._semaphore
+            self._flights = {}
 
     def _wait_seconds(self, error: BaseException | None, retry: int) -> float:
         """Before retry n: the server's Retry-After if given, else full-jitter back-off."""
