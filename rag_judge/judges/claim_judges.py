@@ -3,40 +3,43 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Awaitable, Callable
 
 from rag_judge.judges.base import Judge, claim_grid, cost_fields
 from rag_judge.judges.scoring import supported_fraction
+from rag_judge.judges.steps import Outcome
 from rag_judge.judges.work import SampleWork
 from rag_judge.types import ClaimVerdict, JudgeResult
 
 
 async def faithfulness(work: SampleWork) -> JudgeResult:
     """Share of the answer's claims that the retrieved contexts support."""
-    found = await claim_grid(
+    return await _supported_share(
         "faithfulness", await work.answer_claims(), work.answer_vs_contexts, whose="answer"
-    )
-    if isinstance(found, JudgeResult):
-        return found
-    verdicts, cost = found
-    return JudgeResult(
-        metric="faithfulness",
-        value=supported_fraction(verdicts),
-        claims=tuple(verdicts),
-        details=verdict_counts(verdicts),
-        **cost_fields(cost),
     )
 
 
 async def completeness(work: SampleWork) -> JudgeResult:
     """Share of the reference answer's claims that the answer states."""
-    found = await claim_grid(
+    return await _supported_share(
         "completeness", await work.reference_claims(), work.reference_vs_answer, whose="reference"
     )
+
+
+async def _supported_share(
+    metric: str,
+    claims: Outcome[list[str]],
+    grid: Callable[[], Awaitable[Outcome[list[ClaimVerdict]]]],
+    *,
+    whose: str,
+) -> JudgeResult:
+    """The share of ``claims`` the grid calls supported, with the verdicts and their counts."""
+    found = await claim_grid(metric, claims, grid, whose=whose)
     if isinstance(found, JudgeResult):
         return found
     verdicts, cost = found
     return JudgeResult(
-        metric="completeness",
+        metric=metric,
         value=supported_fraction(verdicts),
         claims=tuple(verdicts),
         details=verdict_counts(verdicts),
