@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from rag_judge.backends.cache import ResponseCache
 from rag_judge.backends.client import CallPolicy, ModelClient
@@ -22,6 +22,7 @@ from rag_judge.backends.registry import (
     chat_backend,
     embedding_backend,
 )
+from rag_judge.errors import InputError
 from rag_judge.judges import Judge, JudgeOptions, SampleWork, get_judges
 from rag_judge.judges.scoring import NoncommittalPolicy
 from rag_judge.language import detect_language
@@ -90,6 +91,7 @@ async def aevaluate(
         progress: Called with each finished sample.
     """
     judges = get_judges(list(metrics) if metrics else None)
+    _check_options(n_questions, noncommittal)
     chosen = settings or load_settings(
         {"model": model, "embeddings": embeddings, "base_url": base_url, "concurrency": concurrency}
     )
@@ -170,6 +172,17 @@ class _EmbedderChoice:
             backend = self._given or embedding_backend(name, base_url=self._settings.base_url)
             self._clients[name] = EmbeddingClient(backend, cache=self._cache, ledger=self._ledger)
         return self._clients[name]
+
+
+def _check_options(n_questions: int, noncommittal: str) -> None:
+    """Refuse judge options that would otherwise silently score something else."""
+    if not isinstance(n_questions, int) or n_questions < 1:
+        raise InputError(f"must be a whole number >= 1, got {n_questions!r}", field="n_questions")
+    if noncommittal not in get_args(NoncommittalPolicy):
+        raise InputError(
+            f"must be one of {', '.join(get_args(NoncommittalPolicy))}, got {noncommittal!r}",
+            field="noncommittal",
+        )
 
 
 def _as_samples(dataset: Any, limit: int | None) -> list[RagSample]:

@@ -431,3 +431,12 @@ def test_unknown_metric_lists_the_known_ones() -> None:
 def test_public_names_resolve() -> None:
     for name in rag_judge.__all__:
         assert getattr(rag_judge, name) is not None
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [({"noncommittal": "skip"}, "noncommittal"), ({"n_questions": 0}, "n_questions")],
+)
+def test_bad_judge_options_name_the_option(options: dict[str, Any], field: str) -> None:
+    with pytest.raises(rag_judge.InputError, match=f"field '{field}'"):
+        rag_judge.evaluate([EN], client=ModelClient(ScriptedBackend()), **options)
