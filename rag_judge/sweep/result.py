@@ -12,6 +12,7 @@ from rag_judge.backends.ledger import Ledger
 from rag_judge.sweep.plan import SweepPlan
 from rag_judge.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES, Values
 from rag_judge.sweep.summary import BestK, best_k, summarise
+from rag_judge.types import JudgeResult
 
 ID_COLUMNS = ("question_id", "type", "language", "k", "n_contexts")
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens")
@@ -38,6 +39,14 @@ class SweepResult:
     """The generator and judge model, ``provider/model``."""
     ledger: Ledger | None = field(default=None, repr=False)
     """The client's ledger: exact calls, cache hits and tokens of the whole sweep."""
+    judgements: Mapping[tuple[str, int], Mapping[str, JudgeResult]] = field(
+        default_factory=dict, repr=False
+    )
+    """Every judge's full result (claims, verdicts, reasons, prompts) per (question id, k)."""
+    questions: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The question text per question id."""
+    retrieved: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    """The top-K chunk ids per question id, best first (the top k are the first k)."""
 
     @property
     def value_columns(self) -> list[str]:

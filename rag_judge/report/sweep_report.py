@@ -1,0 +1,288 @@
+"""A k-sweep's output files: the tables, the plot, one self-contained HTML page and a summary.
+
+``write_sweep_report`` writes into one folder: ``per_question.parquet``/``.csv`` (one row per
+question x k; missing values stay empty, never "nan"), ``summary.csv`` (per k and metric: mean,
+bootstrap CI, questions scored), ``sweep.png``, ``report.html`` and ``summary.md``. The best k
+is chosen by an objective (default ``faithfulness*completeness``); when the eval set cannot
+give it (Cranfield has no reference answers, so no completeness), the first of faithfulness,
+answer relevancy and nDCG by id that has values is used instead, and the summary says so.
+Nothing depends on the clock: the same sweep gives the same files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rag_judge.errors import InputError
+from rag_judge.judges import JUDGES
+from rag_judge.report.sweep_html import MISSING, cost_totals, render_sweep_html
+from rag_judge.report.sweep_plot import RETRIEVAL_PLOTTED, sweep_png
+from rag_judge.sweep.result import DEFAULT_OBJECTIVE, SweepResult
+from rag_judge.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES
+from rag_judge.sweep.summary import BestK, objective_values, summarise
+
+FALLBACK_OBJECTIVES = ("faithfulness", "answer_relevancy", "doc_ndcg")
+"""Tried in order when the objective cannot be computed: the first with a value is used."""
+FILES = {
+    "per_question.parquet": "one row per question × k (values, statuses, answers, cost)",
+    "per_question.csv": "the same rows as CSV (empty cell = not scored)",
+    "summary.csv": "per k and metric: mean, 95% CI, questions scored",
+    "sweep.png": "retrieval and judge means vs k with CI bands",
+    "report.html": "the full report (self-contained)",
+    "summary.md": "this summary",
+}
+
+
+@dataclass(frozen=True)
+class Objective:
+    """The objective the best k is chosen by, and why, when it is not the one asked for."""
+
+    requested: str
+    used: str | None
+    """None when neither the request nor any fallback has a value."""
+    note: str = ""
+    """Why the requested objective was not used ("" when it was)."""
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """The files a report wrote, and the best k it states."""
+
+    out_dir: Path
+    parquet_path: Path
+    csv_path: Path
+    summary_path: Path
+    plot_path: Path
+    html_path: Path
+    markdown_path: Path
+    objective: Objective
+    best: BestK | None
+    """The best k by ``objective.used``; None when no objective could be computed."""
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        """Every file written, in the order of :data:`FILES`."""
+        return (
+            self.parquet_path,
+            self.csv_path,
+            self.summary_path,
+            self.plot_path,
+            self.html_path,
+            self.markdown_path,
+        )
+
+
+def choose_objective(result: SweepResult, objective: str | None = None) -> Objective:
+    """The objective to choose k by: the one asked for (default ``faithfulness*completeness``)
+    if it has a value, else the first of :data:`FALLBACK_OBJECTIVES` that has one.
+
+    Raises:
+        InputError: an objective naming something that is no measure or judge (a typo).
+    """
+    requested = objective or DEFAULT_OBJECTIVE
+    names = [n.strip() for n in requested.split("*")]
+    known = {*JUDGES, *(f"doc_{m}" for m in ID_MEASURES), *(f"text_{m}" for m in TEXT_MEASURES)}
+    if unknown := [n for n in names if n not in known]:
+        raise InputError(
+            f"unknown metric {unknown[0]!r} in objective {requested!r}", field="objective"
+        )
+    problem = _why_not(result, requested)
+    if problem is None:
+        return Objective(requested, requested)
+    for candidate in FALLBACK_OBJECTIVES:
+        if _why_not(result, candidate) is None:
+            note = (
+                f"The objective {requested} cannot be computed for this sweep ({problem}); "
+                f"k is chosen by {candidate}, the first of {', '.join(FALLBACK_OBJECTIVES)} "
+                "with values."
+            )
+            return Objective(requested, candidate, note)
+    note = (
+        f"The objective {requested} cannot be computed for this sweep ({problem}), and none of "
+        f"{', '.join(FALLBACK_OBJECTIVES)} has a value: no best k."
+    )
+    return Objective(requested, None, note)
+
+
+def _why_not(result: SweepResult, objective: str) -> str | None:
+    """Why an objective has no value in this sweep, or None when it has one."""
+    frame = result.per_question
+    for name in (n.strip() for n in objective.split("*")):
+        if name in result.skipped:
+            return f"{name} was skipped: {result.skipped[name]}"
+        if name not in frame.columns or frame[name].dtype != "Float64":
+            return f"{name} was not measured"
+    if not objective_values(frame, objective).notna().any():
+        return f"no question has a value of {objective}"
+    return None
+
+
+def main_metrics(result: SweepResult) -> list[str]:
+    """The metrics of the plot and the markdown table: key retrieval measures, then judges."""
+    columns = set(result.per_question.columns)
+    return [*(m for m in RETRIEVAL_PLOTTED if m in columns), *result.metrics]
+
+
+def with_objective(
+    result: SweepResult, summary: pd.DataFrame, objective: str | None, **bootstrap: int
+) -> pd.DataFrame:
+    """The summary plus a compound objective's rows (mean and CI per k), for display."""
+    if objective is None or "*" not in objective:
+        return summary
+    frame = result.per_question.assign(
+        **{objective: objective_values(result.per_question, objective)}
+    )
+    extra = summarise(frame, [objective], **bootstrap)
+    return pd.concat([summary, extra], ignore_index=True)
+
+
+def render_summary_markdown(
+    result: SweepResult,
+    summary: pd.DataFrame,
+    objective: Objective,
+    best: BestK | None,
+    *,
+    title: str = "",
+    files: Sequence[str] = tuple(FILES),
+) -> str:
+    """A short markdown summary: the best k and its test, per-k means, what was skipped, files.
+
+    Args:
+        result: The sweep.
+        summary: Per k and metric means (:func:`with_objective` adds a compound objective).
+        objective: The objective chosen (see :func:`choose_objective`).
+        best: The best k by it, or None.
+        title: The heading (the eval set and what was swept).
+        files: The report's files, listed at the end.
+    """
+    frame = result.per_question
+    lines = [f"# {title or 'k-sweep'}", ""]
+    lines += [
+        f"Model `{result.model or 'unknown'}`, k = {', '.join(str(k) for k in result.ks)}, "
+        f"{frame['question_id'].nunique()} questions.",
+        "",
+    ]
+    if best is not None:
+        significance = "significantly" if best.significant else "not significantly"
+        lines += [
+            f"**Best k: {best.k}** by `{best.objective}` ({significance} better than its "
+            "neighbours).",
+            "",
+            _md(best.sentence),
+            "",
+        ]
+    if objective.note:
+        lines += [f"> {_md(objective.note)}", ""]
+    columns = [c for c in [objective.used] if c and "*" in c] + main_metrics(result)
+    lines += ["## Mean per k", "", *_markdown_table(summary, columns, best), ""]
+    lines += ["## Not applicable", ""]
+    lines += [f"- {m}: {_md(why)}" for m, why in sorted(result.skipped.items())] or ["- none"]
+    if result.uncovered:
+        ids = sorted(result.uncovered)
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        lines += ["", f"{len(ids)} questions left out of the text_* measures: {_md(shown)}."]
+    totals = cost_totals(frame)
+    lines += [
+        "",
+        f"Cost: {totals['calls']} model calls, {totals['prompt_tokens']} prompt and "
+        f"{totals['completion_tokens']} completion tokens (summed over the rows).",
+    ]
+    lines += ["", "## Files (in this folder)", ""]
+    lines += [f"- `{name}`: {FILES[name]}" if name in FILES else f"- `{name}`" for name in files]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_table(summary: pd.DataFrame, columns: Sequence[str], best: BestK | None) -> list[str]:
+    """``| k | metric ... |`` with the means to 3 decimals; the best k in bold."""
+    means: dict[tuple[int, str], Any] = {
+        (int(r["k"]), str(r["metric"])): r["mean"] for r in summary.to_dict("records")
+    }
+    ks = sorted(set(summary["k"].to_numpy(dtype=int).tolist()))
+    head = ["k", *(f"`{c}`" if "*" in c else c for c in columns)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for k in ks:
+        cells = [MISSING if pd.isna(v := means.get((k, c))) else f"{v:.3f}" for c in columns]
+        label = f"**{k}**" if best is not None and k == best.k else str(k)
+        lines.append("| " + " | ".join([label, *cells]) + " |")
+    return lines
+
+
+def _md(text: str) -> str:
+    """Text safe in markdown: no emphasis from ``*``, no table breaks from ``|``."""
+    return text.replace("*", r"\*").replace("|", r"\|")
+
+
+def write_sweep_report(
+    result: SweepResult,
+    out_dir: Path,
+    *,
+    objective: str | None = None,
+    title: str = "",
+    worst: int = 5,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> SweepReport:
+    """Write the sweep's tables, plot, HTML page and markdown summary into ``out_dir``.
+
+    Args:
+        result: The sweep.
+        out_dir: The folder (created if missing); existing report files are replaced.
+        objective: The metric (or ``a*b``) to choose k by; default ``faithfulness*completeness``
+            with a stated fallback when the eval set cannot give it.
+        title: The heading of the page and summary (the eval set, the retriever ...).
+        worst: Lowest-valued (question, k) rows shown per judge in the HTML page.
+        n_resamples: Bootstrap resamples of the CIs and the best-k tests.
+        seed: Their seed.
+
+    Raises:
+        InputError: an objective naming something that is no measure or judge.
+    """
+    chosen = choose_objective(result, objective)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {name: out / name for name in FILES}
+    summary = result.summary(n_resamples=n_resamples, seed=seed)
+    best = (
+        None
+        if chosen.used is None
+        else result.best_k(chosen.used, n_resamples=n_resamples, seed=seed)
+    )
+    shown = with_objective(result, summary, chosen.used, n_resamples=n_resamples, seed=seed)
+    frame = result.per_question
+    frame.to_parquet(paths["per_question.parquet"], index=False)
+    frame.to_csv(paths["per_question.csv"], index=False, lineterminator="\n")
+    summary.to_csv(paths["summary.csv"], index=False, lineterminator="\n")
+    retrieval = [m for m in RETRIEVAL_PLOTTED if m in frame.columns]
+    judges = [c for c in [chosen.used] if c and "*" in c] + list(result.metrics)
+    png = sweep_png(shown, ks=result.ks, retrieval=retrieval, judges=judges, best=best, title=title)
+    paths["sweep.png"].write_bytes(png)
+    html = render_sweep_html(
+        result,
+        shown,
+        best=best,
+        objective_note=chosen.note,
+        png=png,
+        title=title,
+        worst=worst,
+        judges=judges,
+        files=[n for n in FILES if n != "report.html"],
+    )
+    paths["report.html"].write_text(html, encoding="utf-8", newline="\n")
+    markdown = render_summary_markdown(result, shown, chosen, best, title=title)
+    paths["summary.md"].write_text(markdown, encoding="utf-8", newline="\n")
+    return SweepReport(
+        out_dir=out,
+        parquet_path=paths["per_question.parquet"],
+        csv_path=paths["per_question.csv"],
+        summary_path=paths["summary.csv"],
+        plot_path=paths["sweep.png"],
+        html_path=paths["report.html"],
+        markdown_path=paths["summary.md"],
+        objective=chosen,
+        best=best,
+    )
