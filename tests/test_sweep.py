@@ -183,6 +183,24 @@ def test_answers_come_in_ascending_k_back_to_back_then_the_judges() -> None:
         assert not any(k.startswith("generate/") for k in block[4:])
 
 
+def test_passage_judges_run_back_to_back_in_ascending_k_then_context_recall() -> None:
+    """After the answers, the verifications over chunks form one run per question: k's
+    passages extend k-1's, and context recall over the top K extends k = K's (KV-cache reuse)."""
+    _, backend = toy_sweep()
+    chunk_texts = {text for _, text in TEXTS.values()}
+    over_chunks = [
+        (i, len(passages(r)))
+        for i, r in enumerate(backend.requests)
+        if (r.prompt_id or "").startswith("claims/verify") and set(passages(r)) <= chunk_texts
+    ]
+    positions = [i for i, _ in over_chunks]
+    # q1 has no claim at k = 1 ("I do not know."), q2 has one at every k.
+    assert [n for _, n in over_chunks] == [2, 3, 4, 4, 1, 2, 3, 4, 4]
+    first, second = positions[:4], positions[4:]
+    assert first == list(range(first[0], first[0] + 4))
+    assert second == list(range(second[0], second[0] + 5))
+
+
 def test_context_recall_costs_one_verify_pass_over_top_k_per_question() -> None:
     references = {"Paris", "Tokyo"}
     for ks in (KS, (2, 4), (1, 2, 3, 4, 5, 6)):  # K = 4 chunks retrieved in each

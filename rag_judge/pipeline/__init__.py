@@ -7,7 +7,7 @@ async for all of them, because dense retrieval awaits an embedding backend and t
 runs inside an event loop; BM25 does its millisecond work inline.
 
 Reranking plugs in through :class:`Reranker` (an LLM yes/no probability or a cross-encoder
-re-scores a retriever's candidates); implementations live with the generator side.
+re-scores a retriever's candidates); implementations live in :mod:`rag_judge.pipeline.rerank`.
 
 This module defines the shared terms; the retrievers and chunkers are imported on first use,
 so ``import rag_judge.pipeline`` loads neither bm25s nor jieba.
@@ -40,6 +40,12 @@ if TYPE_CHECKING:
     )
     from rag_judge.pipeline.dense import DenseRetriever
     from rag_judge.pipeline.fusion import HybridRetriever, rrf_fuse
+    from rag_judge.pipeline.rerank import (
+        CrossEncoderReranker,
+        LLMReranker,
+        RerankedRetriever,
+        reranker_from_spec,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,17 +133,24 @@ _EXPORTS = {
     "DenseRetriever": "rag_judge.pipeline.dense",
     "HybridRetriever": "rag_judge.pipeline.fusion",
     "rrf_fuse": "rag_judge.pipeline.fusion",
+    "CrossEncoderReranker": "rag_judge.pipeline.rerank",
+    "LLMReranker": "rag_judge.pipeline.rerank",
+    "RerankedRetriever": "rag_judge.pipeline.rerank",
+    "reranker_from_spec": "rag_judge.pipeline.rerank",
 }
 
 __all__ = [
     "BM25Retriever",
     "Chunk",
     "Chunker",
+    "CrossEncoderReranker",
     "DenseRetriever",
     "Document",
     "FixedSize",
     "Hit",
     "HybridRetriever",
+    "LLMReranker",
+    "RerankedRetriever",
     "Reranker",
     "Retriever",
     "StructureAware",
@@ -145,6 +158,7 @@ __all__ = [
     "check_queries",
     "chunk_corpus",
     "fixed_size",
+    "reranker_from_spec",
     "rrf_fuse",
     "structure_aware",
     "tokenize",

@@ -1,1 +1,1 @@
-"""Turning results into things people read: tables now; plots and HTML reports later."""
+"""Turning results into things people read: tables, the k-sweep plot, HTML and markdown reports."""

@@ -8,6 +8,16 @@ Usage (inside an event loop; :func:`sweep` is the synchronous twin)::
     result.best_k("faithfulness*completeness").sentence
 """
 
+from rag_judge.sweep.external import (
+    CallableRag,
+    ExternalRag,
+    ExternalRagError,
+    HttpRag,
+    JsonlRag,
+    Passage,
+    Retrieval,
+    load_external_rag,
+)
 from rag_judge.sweep.generate import GENERATE_PROMPT, Generation, generate_answer
 from rag_judge.sweep.plan import SWEEP_METRICS, SweepPlan, plan_sweep
 from rag_judge.sweep.result import DEFAULT_OBJECTIVE, SweepResult
@@ -22,13 +32,21 @@ __all__ = [
     "SWEEP_METRICS",
     "TEXT_MEASURES",
     "BestK",
+    "CallableRag",
+    "ExternalRag",
+    "ExternalRagError",
     "Generation",
+    "HttpRag",
+    "JsonlRag",
     "NeighbourTest",
+    "Passage",
     "Progress",
+    "Retrieval",
     "SweepPlan",
     "SweepResult",
     "doc_ranking",
     "generate_answer",
+    "load_external_rag",
     "plan_sweep",
     "run_sweep",
     "sweep",

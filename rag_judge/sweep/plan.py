@@ -47,6 +47,27 @@ class SweepPlan:
         return (*self.per_k, *self.once)
 
 
+def parse_ks(text: str) -> tuple[int, ...]:
+    """Cutoffs from ``1-10``, ``1,2,5`` or ``1-3,5,10`` (ascending, distinct).
+
+    Raises:
+        InputError: an empty list, a piece that is not a number or range, or a k below 1.
+    """
+    chosen: set[int] = set()
+    for piece in (p.strip() for p in text.split(",")):
+        low, dash, high = piece.partition("-")
+        try:
+            first, last = int(low), int(high if dash else low)
+        except ValueError:
+            raise InputError(
+                f"{piece!r} is not a k or a range like 1-10 (in {text!r})", field="ks"
+            ) from None
+        if first < 1 or last < first:
+            raise InputError(f"{piece!r}: ks must be >= 1 and ranges ascending", field="ks")
+        chosen.update(range(first, last + 1))
+    return tuple(sorted(chosen))
+
+
 def plan_sweep(
     eval_set: EvalSet,
     ks: Iterable[int],

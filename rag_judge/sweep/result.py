@@ -26,7 +26,8 @@ class SweepResult:
     per_question: pd.DataFrame
     """One row per question and k: ids, ``doc_*`` and ``text_*`` retrieval measures, each
     judge's value (nullable Float64, never NaN) and ``<judge>_status``, the answer, its
-    ``generation_status``, and ``calls``/``prompt_tokens``/``completion_tokens``."""
+    ``generation_status``, ``answer_source`` (``generated`` by our generator or ``external``
+    from the user's RAG), and ``calls``/``prompt_tokens``/``completion_tokens``."""
     ks: tuple[int, ...]
     """The cutoffs, ascending."""
     metrics: tuple[str, ...]
@@ -93,7 +94,7 @@ def build_frame(
         for key in [(row["question_id"], row["k"])]
     ]
     judges = [c for m in plan.metrics for c in (m, f"{m}_status")]
-    tail = ["answer", "generation_status", *COST_COLUMNS]
+    tail = ["answer", "generation_status", "answer_source", *COST_COLUMNS]
     columns = [*ID_COLUMNS, *retrieval, *judges, *tail]
     frame = pd.DataFrame(joined, columns=columns)
     numeric = dict.fromkeys([*retrieval, *plan.metrics], "Float64")

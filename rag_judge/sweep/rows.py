@@ -1,21 +1,25 @@
 """One question's sweep outcome, and its rows of the per-question table (one per k).
 
-Costs are attributed where they were spent: each row carries its answer's generation and its
-per-k judges; the one pass of context recall (or precision) over the top K is counted on the
-row of k = K. A step shared by several judges (the reference's claims) is counted by each
-judge that uses it, as the judges report it; the client's ledger has the exact totals.
+Costs are attributed where they were spent: each row carries its answer's generation (none
+when the user's RAG gave the answer) and its per-k judges; the one pass of context recall (or
+precision) over the top K is counted on the row of k = K. A step shared by several judges (the
+reference's claims) is counted by each judge that uses it, as the judges report it; the
+client's ledger has the exact totals.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from rag_judge.eval_sets import EvalQuery
 from rag_judge.sweep.generate import Generation
 from rag_judge.sweep.plan import SweepPlan
 from rag_judge.types import JudgeResult
+
+AnswerSource = Literal["generated", "external"]
+"""Where a question's answers come from (column ``answer_source``)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,8 @@ class QuestionRun:
     """Judges run once on the top K (context recall), by name."""
     per_k: Sequence[Mapping[str, JudgeResult]]
     """Per-k judges' results, one mapping per k in the plan's order."""
+    answer_source: AnswerSource = "generated"
+    """``generated`` by our generator, or ``external``: given by the user's RAG (no call)."""
 
 
 def question_rows(run: QuestionRun, plan: SweepPlan) -> list[dict[str, Any]]:
@@ -47,13 +53,15 @@ def question_rows(run: QuestionRun, plan: SweepPlan) -> list[dict[str, Any]]:
             "n_contexts": min(k, run.n_retrieved),
             "answer": generation.answer,
             "generation_status": generation.status,
+            "answer_source": run.answer_source,
         }
         for name, result in judged.items():
             row |= {name: result.value, f"{name}_status": result.status}
         for name, result in run.once.items():
             row |= {name: _at_k(result, min(k, run.n_retrieved)), f"{name}_status": result.status}
         once = list(run.once.values()) if k == plan.k_max else []
-        row |= _cost(generation, [*judged.values(), *once])
+        generated = run.answer_source == "generated"
+        row |= _cost(generation, [*judged.values(), *once], generated=generated)
         rows.append(row)
     return rows
 
@@ -65,10 +73,12 @@ def _at_k(result: JudgeResult, k: int) -> float | None:
     return result.by_k.get(k, result.value)
 
 
-def _cost(generation: Generation, results: Sequence[JudgeResult]) -> dict[str, int]:
+def _cost(
+    generation: Generation, results: Sequence[JudgeResult], *, generated: bool
+) -> dict[str, int]:
     usage = sum((r.usage for r in results), generation.usage)
     return {
-        "calls": 1 + sum(r.calls for r in results),
+        "calls": int(generated) + sum(r.calls for r in results),
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
     }

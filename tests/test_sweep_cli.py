@@ -1,0 +1,155 @@
+"""`rag-judge sweep` end to end over real HTTP, resuming an interrupted sweep, and parse_ks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
+from test_sweep import CHUNKS, TOY, FixedRetriever, respond
+
+from rag_judge.backends import ModelClient, ResponseCache
+from rag_judge.backends.client import CallPolicy
+from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+from rag_judge.backends.types import ChatRequest
+from rag_judge.cli import main
+from rag_judge.errors import InputError
+from rag_judge.sweep import run_sweep
+from rag_judge.sweep.plan import parse_ks
+
+
+class Killed(BaseException):
+    """Stands for the process being killed: nothing in the library may catch it."""
+
+
+def sweep_calls(cache: ResponseCache, *, die_after: int | None = None) -> ScriptedBackend:
+    """Run the toy sweep on ``cache``; with ``die_after``, stop dead after that many replies."""
+    answered = 0
+
+    def dying(request: ChatRequest) -> str:
+        nonlocal answered
+        if die_after is not None and answered >= die_after:
+            raise Killed
+        answered += 1
+        return respond(request)
+
+    backend = ScriptedBackend(respond=dying)
+    sweep = run_sweep(
+        TOY,
+        retriever=FixedRetriever(),
+        chunks=CHUNKS,
+        client=ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=1)),
+        embedder=EmbeddingClient(ScriptedEmbedder()),
+        ks=(1, 2, 3, 4),
+    )
+    if die_after is None:
+        asyncio.run(sweep)
+    else:
+        with pytest.raises(Killed):
+            asyncio.run(sweep)
+    return backend
+
+
+def prompts_of(backend: ScriptedBackend) -> list[str]:
+    return [f"{r.prompt_id}|{r.messages[-1].content}" for r in backend.requests]
+
+
+def test_an_interrupted_sweep_resumes_without_repeating_a_call(tmp_path: Path) -> None:
+    whole = prompts_of(sweep_calls(ResponseCache(tmp_path / "fresh.sqlite")))
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    first = prompts_of(sweep_calls(cache, die_after=9))
+    assert len(first) > 9  # nine answered and cached, then killed in flight
+    rest = prompts_of(sweep_calls(cache))
+    assert not set(first[:9]) & set(rest)  # nothing finished is asked again
+    assert sorted(first[:9] + rest) == sorted(whole)  # and everything else is
+
+
+def sweep_model(body: dict[str, Any]) -> str:
+    """An OpenAI-compatible generator and judge, routed by what the system prompt asks for."""
+    system = body["messages"][0]["content"]
+    if '"verdicts"' in system:
+        return json.dumps(
+            {"verdicts": [{"claim": 1, "reason": "r", "verdict": "supported", "passages": [1]}]}
+        )
+    if '"questions"' in system:
+        return json.dumps({"questions": ["这是什么？"] * 3, "noncommittal": False})
+    if '"claims"' in system:
+        return json.dumps({"claims": ["这是一个事实。"]})
+    return "这是答案。"
+
+
+def run_cli(tmp_path: Path, server: FakeOpenAIServer, *extra: str) -> Any:
+    args = [
+        "sweep",
+        "cmrc2018_zh",
+        "--limit",
+        "2",
+        "--ks",
+        "1-3",
+        "--model",
+        "openai/judge",
+        "--embeddings",
+        "openai/embed",
+        "--base-url",
+        f"http://127.0.0.1:{server.port}/v1",
+        "-o",
+        str(tmp_path / "out"),
+        *extra,
+    ]
+    env = {"RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "test-key"}
+    return CliRunner().invoke(main, args, env=env)
+
+
+def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
+    tmp_path: Path,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("RAG_JUDGE_CONFIG", str(tmp_path / "empty.toml"))
+    fake_openai.respond = sweep_model
+    run = run_cli(tmp_path, fake_openai)
+    assert run.exit_code == 0, run.output
+    out = tmp_path / "out"
+    for name in ("per_question.parquet", "per_question.csv", "summary.csv", "sweep.png"):
+        assert (out / name).stat().st_size > 0
+    assert "Best k" in run.output
+    frame = pd.read_parquet(out / "per_question.parquet")
+    assert sorted(set(frame.k)) == [1, 2, 3]
+    assert len(frame) == 6
+    assert set(frame.faithfulness.dropna()) == {1.0}
+    assert frame.doc_recall.notna().all()
+    calls = fake_openai.total_calls
+    again = run_cli(tmp_path, fake_openai)
+    assert again.exit_code == 0, again.output
+    assert fake_openai.total_calls == calls  # everything came from the cache
+    assert "0 made" in again.output
+
+
+def test_sweep_command_rejects_bad_ks_and_unknown_sets(tmp_path: Path) -> None:
+    run = CliRunner().invoke(main, ["sweep", "cmrc2018_zh", "--ks", "3-1", "-o", str(tmp_path)])
+    assert run.exit_code == 2
+    assert "ranges ascending" in run.output
+    run = CliRunner().invoke(main, ["sweep", "no_such_set", "-o", str(tmp_path)])
+    assert run.exit_code == 2
+    assert "no_such_set" in run.output
+
+
+@pytest.mark.parametrize(
+    ("text", "ks"),
+    [("1-10", tuple(range(1, 11))), ("5", (5,)), ("1-3,5,10", (1, 2, 3, 5, 10)), ("3,1,3", (1, 3))],
+)
+def test_parse_ks(text: str, ks: tuple[int, ...]) -> None:
+    assert parse_ks(text) == ks
+
+
+@pytest.mark.parametrize("text", ["", "0", "a", "2-", "4-2", "1,,2", "-3"])
+def test_parse_ks_refuses_what_is_not_a_list_of_ks(text: str) -> None:
+    with pytest.raises(InputError):
+        parse_ks(text)
