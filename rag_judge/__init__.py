@@ -2,8 +2,10 @@
 
 The public API: :func:`evaluate` runs LLM judges over samples (:class:`RagSample` rows from
 files, DataFrames or Hugging Face datasets) and returns an :class:`EvaluationResult`; the
-retrieval metrics live in :mod:`rag_judge.retrieval`, the statistics in :mod:`rag_judge.stats`.
-Names are imported on first use, so ``import rag_judge.retrieval`` stays light.
+retrieval metrics live in :mod:`rag_judge.retrieval`, the statistics in :mod:`rag_judge.stats`,
+the k-sweep in :mod:`rag_judge.sweep` and calibration against human labels in
+:mod:`rag_judge.calibration`. Names are imported on first use, so ``import rag_judge.retrieval``
+stays light.
 """
 
 from __future__ import annotations
