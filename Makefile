@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := eval_sets/trec_eval_sample
 # The demo's size: questions of the bundled CMRC 2018 set, k = 1..10 (README: how long it takes).
-DEMO_LIMIT ?= 2
+DEMO_LIMIT ?= 1
 DEMO_OUT ?= sweep_demo
 
 .PHONY: demo demo-retrieval test lint clean

@@ -32,11 +32,11 @@ from rag_judge.sweep.external import (
     CallableRag,
     ExternalRag,
     ExternalRagError,
-    HttpRag,
     JsonlRag,
     Passage,
     load_external_rag,
 )
+from rag_judge.sweep.external_http import HttpRag
 from rag_judge.sweep.sources import NO_INDEX
 
 SHARED = [  # columns an external RAG must reproduce exactly

@@ -60,7 +60,7 @@ TOY = EvalSet(
     not_applicable={},
 )
 KS = (1, 2, 3, 4)
-_PASSAGE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
+_PASSAGE = re.compile(r"^\[(\d+)\] (.*?)(?=\n\[\d+\] |\n\n|\Z)", re.MULTILINE | re.DOTALL)
 _CLAIM = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
 
 

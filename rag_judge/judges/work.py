@@ -25,6 +25,10 @@ from rag_judge.types import ClaimVerdict, RagSample
 V = TypeVar("V")
 
 
+_AS_REPLY = {"en": "Question: {question}\nAnswer: {text}", "zh": "问题：{question}\n回答：{text}"}
+"""How an answer (or reference) reads as a passage, per prompt language."""
+
+
 @dataclass(frozen=True)
 class JudgeOptions:
     """Knobs that change what the judges ask or how they score."""
@@ -88,14 +92,14 @@ class SampleWork:
         """The reference's claims checked against the answer (completeness)."""
         return await self._once(
             "reference_vs_answer",
-            lambda: self._verify(self.reference_claims(), [self.sample.answer or ""]),
+            lambda: self._verify(self.reference_claims(), [self._as_reply(self.sample.answer)]),
         )
 
     async def answer_vs_reference(self) -> Outcome[list[ClaimVerdict]]:
         """The answer's claims checked against the reference (correctness, for diagnostics)."""
         return await self._once(
             "answer_vs_reference",
-            lambda: self._verify(self.answer_claims(), [self.sample.reference or ""]),
+            lambda: self._verify(self.answer_claims(), [self._as_reply(self.sample.reference)]),
         )
 
     async def reverse_questions(self) -> Outcome[ReverseQuestions]:
@@ -110,6 +114,17 @@ class SampleWork:
                 language_name=language_name(self.language),
             ),
         )
+
+    def _as_reply(self, text: str | None) -> str:
+        """An answer as the passage that states it: a reply to the question.
+
+        Claims are extracted given the question ("光荣和ω-force" to a "who developed it?"
+        becomes "It was developed by 光荣和ω-force"), so the text checked against them must
+        carry the question too; bare, a short answer states nothing and the local model
+        called such claims contradicted (measured on CMRC 2018: with the question, supported).
+        """
+        template = _AS_REPLY.get(self.prompt_language, _AS_REPLY["en"])
+        return template.format(question=self.sample.question, text=text or "")
 
     def _contexts(self) -> list[str]:
         return list(self.sample.contexts or ())

@@ -186,15 +186,30 @@ def render_summary_markdown(
         ids = sorted(result.uncovered)
         shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
         lines += ["", f"{len(ids)} questions left out of the text_* measures: {_md(shown)}."]
-    totals = cost_totals(frame)
-    lines += [
-        "",
-        f"Cost: {totals['calls']} model calls, {totals['prompt_tokens']} prompt and "
-        f"{totals['completion_tokens']} completion tokens (summed over the rows).",
-    ]
+    lines += ["", _cost_line(result, frame)]
     lines += ["", "## Files (in this folder)", ""]
     lines += [f"- `{name}`: {FILES[name]}" if name in FILES else f"- `{name}`" for name in files]
     return "\n".join(lines) + "\n"
+
+
+def _cost_line(result: SweepResult, frame: pd.DataFrame) -> str:
+    """The sweep's cost: exact from the client's ledger, else summed over the rows."""
+    tallies = result.ledger.models.values() if result.ledger is not None else ()
+    if tallies:
+        made = sum(t.calls for t in tallies)
+        cached = sum(t.cached for t in tallies)
+        prompt = sum(t.prompt_tokens for t in tallies)
+        completion = sum(t.completion_tokens for t in tallies)
+        return (
+            f"Cost: {made} model calls made and {cached} answered from the response cache; "
+            f"{prompt} prompt and {completion} completion tokens (the client's ledger)."
+        )
+    totals = cost_totals(frame)
+    return (
+        f"Cost: {totals['calls']} model calls, {totals['prompt_tokens']} prompt and "
+        f"{totals['completion_tokens']} completion tokens (summed over the rows; a step shared "
+        "by several judges is counted by each)."
+    )
 
 
 def _markdown_table(summary: pd.DataFrame, columns: Sequence[str], best: BestK | None) -> list[str]:

@@ -12,12 +12,12 @@ from rag_judge.sweep.external import (
     CallableRag,
     ExternalRag,
     ExternalRagError,
-    HttpRag,
     JsonlRag,
     Passage,
     Retrieval,
     load_external_rag,
 )
+from rag_judge.sweep.external_http import HttpRag
 from rag_judge.sweep.generate import GENERATE_PROMPT, Generation, generate_answer
 from rag_judge.sweep.plan import SWEEP_METRICS, SweepPlan, plan_sweep
 from rag_judge.sweep.result import DEFAULT_OBJECTIVE, SweepResult

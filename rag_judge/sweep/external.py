@@ -130,7 +130,8 @@ def _passage(item: object, default_id: str, name: str, where: dict[str, Any]) ->
     return Passage(passage_id or default_id, text, doc_id)
 
 
-def _answer(value: object, **where: Any) -> str:
+def answer_text(value: object, **where: Any) -> str:
+    """An answer from the source, stripped; a non-string is an InputError naming where."""
     if not isinstance(value, str):
         raise InputError(f"must be a string, got {type(value).__name__}", **where)
     return value.strip()
@@ -162,7 +163,7 @@ class CallableRag:
             async with gate:
                 return await self._one(query, k, _call_inline)
 
-        return await _all(limited(q) for q in queries)
+        return await run_all(limited(q) for q in queries)
 
     async def _one(self, query: EvalQuery, k: int, run: Callable[..., Awaitable[Any]]) -> Retrieval:
         try:
@@ -178,7 +179,7 @@ class CallableRag:
         return Retrieval(to_passages(result, question_id=query.id, k=k, source=self.name))
 
 
-async def _all(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
+async def run_all(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
     """Every result in order; on the first error the rest are cancelled, then it is raised."""
     tasks = [asyncio.ensure_future(c) for c in coroutines]
     try:
@@ -250,7 +251,7 @@ class JsonlRag:
             for key, value in answers.items():
                 if not re.fullmatch(r"[1-9]\d*", key):
                     raise InputError(f"key {key!r} is not a k >= 1", field="answers", **where)
-                by_k[int(key)] = _answer(value, field=f"answers.{key}", **where)
+                by_k[int(key)] = answer_text(value, field=f"answers.{key}", **where)
         self.lines[str(qid)] = _Line(number, list(contexts), by_k)  # type: ignore[arg-type]
 
     async def retrieve(
@@ -289,100 +290,6 @@ class JsonlRag:
         return out
 
 
-class HttpRag:
-    """An endpoint: ``POST {"question", "k"}`` -> ``{"contexts": [...], "answer": optional}``."""
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        concurrency: int = DEFAULT_CONCURRENCY,
-    ) -> None:
-        self.url = url
-        self.name = url
-        self.timeout = timeout
-        self.concurrency = concurrency
-
-    async def retrieve(
-        self, queries: Sequence[EvalQuery], k: int, ks: Sequence[int]
-    ) -> list[Retrieval]:
-        """Ask for each question's top ``k``; if it answers, ask for every other k too.
-
-        Raises:
-            ExternalRagError: an HTTP error status, a timeout, or the endpoint is unreachable.
-            InputError: aiohttp is missing, a reply is malformed, or a top k is not the first
-                k of the top K (each k's answer is judged against the top K's first k).
-        """
-        try:
-            import aiohttp
-        except ImportError as error:
-            raise InputError(
-                "an HTTP RAG endpoint needs aiohttp: pip install 'rag-judge[openai]'"
-            ) from error
-        gate = asyncio.Semaphore(self.concurrency)
-        limits = aiohttp.ClientTimeout(total=self.timeout)
-        async with aiohttp.ClientSession(timeout=limits) as session:
-
-            async def one(query: EvalQuery) -> Retrieval:
-                async with gate:
-                    return await self._question(session, query, k, ks)
-
-            return await _all(one(q) for q in queries)
-
-    async def _question(
-        self, session: Any, query: EvalQuery, k: int, ks: Sequence[int]
-    ) -> Retrieval:
-        top, answer = await self._post(session, query, k)
-        if answer is None:
-            return Retrieval(top)
-        answers = {k: answer}
-        for n in (n for n in ks if n != k):
-            passages, answers_n = await self._post(session, query, n)
-            if answers_n is None:
-                raise InputError(f"answered for k={k} but not k={n}", source=self.url, row=query.id)
-            if [p.text for p in passages] != [p.text for p in top[:n]]:
-                raise InputError(
-                    f"its top {n} is not the first {n} of its top {k}; the sweep judges each "
-                    f"k's answer against the first k of the top {k}",
-                    source=self.url,
-                    row=query.id,
-                )
-            answers[n] = answers_n
-        return Retrieval(top, answers)
-
-    async def _post(
-        self, session: Any, query: EvalQuery, k: int
-    ) -> tuple[tuple[Passage, ...], str | None]:
-        import aiohttp
-
-        where: dict[str, Any] = {"source": self.url, "row": query.id}
-        try:
-            async with session.post(self.url, json={"question": query.question, "k": k}) as reply:
-                body = await reply.read()
-                if not 200 <= reply.status < 300:
-                    excerpt = body[:200].decode("utf-8", errors="replace")
-                    raise ExternalRagError(
-                        f"{self.url} answered HTTP {reply.status} for question {query.id!r} "
-                        f"(k={k}): {excerpt}"
-                    )
-        except TimeoutError:
-            raise ExternalRagError(
-                f"{self.url} gave no reply within {self.timeout:g} s (question {query.id!r})"
-            ) from None
-        except aiohttp.ClientError as error:
-            raise ExternalRagError(f"{self.url} is unreachable: {error}") from error
-        try:
-            data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise InputError(f"the reply is not JSON: {body[:80]!r}", **where) from error
-        if not isinstance(data, dict):
-            raise InputError("the reply must be a JSON object with 'contexts'", **where)
-        passages = to_passages(data.get("contexts"), question_id=query.id, k=k, source=self.url)
-        answer = data.get("answer")
-        return passages, None if answer is None else _answer(answer, field="answer", **where)
-
-
 def load_external_rag(spec: str) -> ExternalRag:
     """An external RAG from ``module:function``, a ``.jsonl`` path or an ``http(s)://`` URL.
 
@@ -390,6 +297,8 @@ def load_external_rag(spec: str) -> ExternalRag:
         InputError: the spec matches none of these, or names what cannot be loaded.
     """
     if spec.startswith(("http://", "https://")):
+        from rag_judge.sweep.external_http import HttpRag
+
         return HttpRag(spec)
     if spec.lower().endswith(".jsonl"):
         return JsonlRag(spec)

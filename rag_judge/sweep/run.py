@@ -32,6 +32,7 @@ from rag_judge.sweep.sources import from_index, from_rag
 Progress = Callable[[str], None]
 """Called with each question's id once all its ks are judged (e.g. to advance a bar)."""
 
+
 async def run_sweep(
     eval_set: EvalSet,
     *,
