@@ -58,6 +58,10 @@ MIN_YES_NO_MASS = 0.01
 and the ratio would be noise: the call fails instead of returning a number."""
 
 
+class _Abandoned(Exception):
+    """Raised inside llama.cpp's sampling loop to end a reply whose caller has gone."""
+
+
 @dataclass
 class _Loaded:
     """One loaded model, shared by every LocalLlama with the same key."""
@@ -181,6 +185,15 @@ class LocalLlama:
         }
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        abandoned = threading.Event()
+
+        def stop_if_abandoned(_ids: Any, scores: Any) -> Any:
+            """Called before each token: end a reply nobody waits for any more (timed out)."""
+            if abandoned.is_set():
+                raise _Abandoned(f"{self.name}: reply abandoned by its caller (timeout)")
+            return scores
+
+        kwargs["logits_processor"] = [stop_if_abandoned]
 
         def call(loaded: _Loaded) -> ChatResponse:
             reply = loaded.llama.create_chat_completion(**kwargs)
@@ -192,7 +205,7 @@ class LocalLlama:
                 finish_reason=choice.get("finish_reason"),
             )
 
-        return await self._run(call)
+        return await self._run(call, abandoned)
 
     async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
         """P(yes) / (P(yes) + P(no)) for the first token of the reply, over the full vocabulary.
@@ -234,14 +247,26 @@ class LocalLlama:
 
         return await self._run(call)
 
-    async def _run(self, call: Callable[[_Loaded], T]) -> T:
-        """Run ``call`` in a worker thread, one at a time per loaded model."""
+    async def _run(
+        self, call: Callable[[_Loaded], T], abandoned: threading.Event | None = None
+    ) -> T:
+        """Run ``call`` in a worker thread, one at a time per loaded model.
+
+        A thread cannot be cancelled: when the caller gives up (a timeout), ``abandoned`` is
+        set and the reply stops at its next token, so a runaway generation does not hold the
+        model while the retry waits behind it.
+        """
         loaded = await asyncio.to_thread(self._loaded)
         loop = asyncio.get_running_loop()
         with loaded.guard:
             queue = loaded.queues.setdefault(loop, asyncio.Lock())
         async with queue:  # waiting calls hold no thread; a cancelled waiter costs nothing
-            return await asyncio.to_thread(self._guarded, loaded, call)
+            try:
+                return await asyncio.to_thread(self._guarded, loaded, call)
+            except asyncio.CancelledError:
+                if abandoned is not None:
+                    abandoned.set()
+                raise
 
     def _guarded(self, loaded: _Loaded, call: Callable[[_Loaded], T]) -> T:
         with loaded.lock:  # also serialises other event loops and threads

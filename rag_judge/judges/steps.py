@@ -55,7 +55,10 @@ async def extract_claims(
 ) -> Outcome[list[str]]:
     """Atomic, self-contained claims of ``text`` (an answer or a reference) given the question."""
     prompt = load_prompt("claims/extract", language)
-    request = prompt.request(question=question or "", text=text, max_tokens=768)
+    # Claims restate the text with its subject restored: a budget that grows with the text
+    # (characters bound tokens from above) stops a small model's runaway list early.
+    budget = min(768, 128 + len(question or "") // 2 + 2 * len(text))
+    request = prompt.request(question=question or "", text=text, max_tokens=budget)
     result = await client.structured(request, ClaimList)
     cost = Cost(1 + int(result.repaired), result.usage, (prompt.ref,))
     if result.status != "ok" or result.value is None:
