@@ -10,7 +10,6 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from rag_judge.sweep.summary import BestK
@@ -71,10 +70,9 @@ def _panel(
     """One panel: a line and a shaded CI band per metric (missing means leave gaps)."""
     for i, metric in enumerate(metrics):
         rows = summary[summary["metric"] == metric].sort_values("k")
-        x = rows["k"].to_numpy(dtype=float)
-        mean, low, high = (
-            rows[c].to_numpy(dtype=float, na_value=np.nan) for c in ("mean", "ci_low", "ci_high")
-        )
+        rows = rows[rows["mean"].notna() & rows["ci_low"].notna() & rows["ci_high"].notna()]
+        x = rows["k"].to_numpy(dtype=float)  # a k with no scored question is left out
+        mean, low, high = (rows[c].to_numpy(dtype=float) for c in ("mean", "ci_low", "ci_high"))
         color, style, marker = f"C{i % 10}", STYLES[i % len(STYLES)], MARKERS[i % len(MARKERS)]
         axes.plot(x, mean, style, marker=marker, markersize=4, color=color, label=metric)
         axes.fill_between(x, low, high, color=color, alpha=0.15, linewidth=0)
