@@ -200,6 +200,48 @@ def test_refusal_is_recorded_as_refused(
     assert (result.status, result.attempts, fake_openai.total_calls) == ("refused", 1, 1)
 
 
+def test_yes_no_without_logprobs_is_recorded_once(
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server that ignores ``logprobs`` gives a backend_error at once, not four retries."""
+
+    def plain(body: dict[str, Any], behaviour: str) -> dict[str, Any]:
+        message = {"role": "assistant", "content": "yes"}
+        choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+        return {"choices": [choice], "usage": {"prompt_tokens": 9, "completion_tokens": 1}}
+
+    monkeypatch.setattr(fake_openai, "_chat", plain)
+    backend = HTTPChat("m", base_url=fake_openai.base_url, api_key=KEY)
+    result = asyncio.run(ModelClient(backend, policy=FAST).yes_probability(ask()))
+    assert (result.status, result.attempts, fake_openai.total_calls) == ("backend_error", 1, 1)
+    assert result.error is not None
+    assert "no log-probabilities" in result.error
+
+
+def test_usage_absent_or_odd_counts_zero_tokens(
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    usages = iter([None, "n/a", {"prompt_tokens": 7, "completion_tokens": None}])
+
+    def reply(body: dict[str, Any], behaviour: str) -> dict[str, Any]:
+        message = {"role": "assistant", "content": "fine"}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        return {"choices": [choice], "usage": next(usages)}
+
+    monkeypatch.setattr(fake_openai, "_chat", reply)
+    backend = HTTPChat("m", base_url=fake_openai.base_url, api_key=KEY)
+    client = ModelClient(backend, policy=FAST)
+
+    async def three() -> list[tuple[int, int]]:
+        results = [await client.chat(ask(f"q{i}")) for i in range(3)]
+        assert all(r.status == "ok" and r.text == "fine" for r in results)
+        return [(r.usage.prompt_tokens, r.usage.completion_tokens) for r in results]
+
+    assert asyncio.run(three()) == [(0, 0), (0, 0), (7, 0)]
+
+
 @pytest.mark.parametrize(
     ("reply", "status", "transient", "words"),
     [

@@ -1,7 +1,7 @@
 """OpenAI-compatible servers over plain aiohttp: the OpenAI wire protocol without the SDK.
 
 ``openai-compatible/<model>`` speaks the same chat-completions and embeddings protocol as
-``openai/<model>`` and reuses that backend's reply parsers and error helpers, but posts JSON
+``openai/<model>`` and reuses that backend's reply checks and error helpers, but posts JSON
 over one pooled, keep-alive ``aiohttp.ClientSession`` per event loop. The SDK spends ~5 ms of
 CPU per call (request transforms, httpx, response models), which caps one event loop at ~200
 calls/s; this backend spends a fraction of a millisecond (benchmarks/backend_overhead.py).
@@ -18,7 +18,7 @@ import asyncio
 import json
 import os
 import urllib.request
-from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rag_judge.backends.errors import (
@@ -32,14 +32,16 @@ from rag_judge.backends.openai_backend import (
     REJECTED_FORMAT_STATUSES,
     TOP_LOGPROBS,
     chat_messages,
-    chat_response,
+    checked_reply,
+    malformed_reply,
+    no_logprobs,
     ordered_vectors,
     redact,
     response_format,
     retry_after_of,
-    yes_no_response,
+    yes_share,
 )
-from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
 
 if TYPE_CHECKING:
     from aiohttp import ClientResponse, ClientSession
@@ -68,30 +70,37 @@ except ImportError:  # pragma: no cover - depends on the environment
     _dumps, _loads = _stdlib_dumps, json.loads
 
 
-class _Fields:
-    """Attribute access to parsed JSON (``reply.choices[0].message``), so the openai
-    backend's parsers, written for SDK objects, read plain JSON unchanged."""
-
-    __slots__ = ("_raw",)
-
-    def __init__(self, raw: Any) -> None:
-        self._raw = raw
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return _fields(self._raw[name])
-        except (KeyError, TypeError, IndexError):
-            raise AttributeError(name) from None
-
-    def __getitem__(self, index: int) -> Any:
-        return _fields(self._raw[index])
-
-    def __iter__(self) -> Iterator[Any]:
-        return (_fields(item) for item in self._raw)
+def _chat_reply(body: Any) -> ChatResponse:
+    """A ChatResponse from the decoded JSON of a chat completion (dicts, not SDK objects)."""
+    try:
+        choice = body["choices"][0]
+        message = choice["message"]
+        content, refusal = message["content"], message.get("refusal")
+        finish_reason, usage = choice.get("finish_reason"), _usage(body.get("usage"))
+    except (AttributeError, IndexError, KeyError, TypeError) as error:
+        raise malformed_reply(error) from error
+    return checked_reply(content, refusal, finish_reason, usage)
 
 
-def _fields(value: Any) -> Any:
-    return _Fields(value) if isinstance(value, dict | list) else value
+def _yes_no_reply(body: Any) -> YesNoResponse:
+    """P(yes) from the decoded JSON of a one-token completion with ``top_logprobs``."""
+    try:
+        first = body["choices"][0]["logprobs"]["content"][0]
+        pairs = [(str(t["token"]), float(t["logprob"])) for t in first["top_logprobs"]]
+        usage = _usage(body.get("usage"))
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as error:
+        raise no_logprobs(error) from error
+    return YesNoResponse(p_yes=yes_share(pairs), usage=usage)
+
+
+def _usage(raw: Any) -> Usage:
+    """Token counts from a reply's ``usage`` object (absent or odd: zero)."""
+    if not isinstance(raw, dict):
+        return Usage()
+    return Usage(
+        prompt_tokens=int(raw.get("prompt_tokens") or 0),
+        completion_tokens=int(raw.get("completion_tokens") or 0),
+    )
 
 
 async def _session_lifetime(
@@ -261,16 +270,16 @@ class HTTPChat(_HTTPBase):
             payload["max_tokens"] = request.max_tokens
         schema = request.json_schema
         if schema is None:
-            return chat_response(_Fields(await self._post("/chat/completions", payload)))
+            return _chat_reply(await self._post("/chat/completions", payload))
         mode = self.json_mode
         try:
             payload["response_format"] = response_format(schema, mode)
-            return chat_response(_Fields(await self._post("/chat/completions", payload)))
+            return _chat_reply(await self._post("/chat/completions", payload))
         except BackendError as error:
             if mode != "json_schema" or error.status_code not in REJECTED_FORMAT_STATUSES:
                 raise
             payload["response_format"] = response_format(schema, "json_object")
-            reply = chat_response(_Fields(await self._post("/chat/completions", payload)))
+            reply = _chat_reply(await self._post("/chat/completions", payload))
             self.json_mode = "json_object"  # this server takes the other form: keep using it
             return reply
 
@@ -278,7 +287,7 @@ class HTTPChat(_HTTPBase):
         """P(yes) over P(yes) + P(no) from the top log-probabilities of the first reply token."""
         payload = self._payload(request)
         payload.update(max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
-        return yes_no_response(_Fields(await self._post("/chat/completions", payload)))
+        return _yes_no_reply(await self._post("/chat/completions", payload))
 
     def _payload(self, request: ChatRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {

@@ -219,9 +219,19 @@ def chat_response(completion: Any) -> ChatResponse:
         content, refusal = message.content, getattr(message, "refusal", None)
         finish_reason, usage = choice.finish_reason, usage_of(getattr(completion, "usage", None))
     except (AttributeError, IndexError, KeyError, TypeError) as error:
-        raise BackendError(
-            f"malformed reply: no choices[0].message ({type(error).__name__})", transient=True
-        ) from error
+        raise malformed_reply(error) from error
+    return checked_reply(content, refusal, finish_reason, usage)
+
+
+def malformed_reply(error: BaseException) -> BackendError:
+    """The error for a reply without ``choices[0].message``."""
+    return BackendError(
+        f"malformed reply: no choices[0].message ({type(error).__name__})", transient=True
+    )
+
+
+def checked_reply(content: Any, refusal: Any, finish_reason: Any, usage: Usage) -> ChatResponse:
+    """The reply's text, unless the model refused or said nothing (both raise)."""
     if refusal:
         raise BackendRefusal(f"the model refused: {str(refusal)[:200]}")
     if not content:
@@ -235,11 +245,16 @@ def yes_no_response(completion: Any) -> YesNoResponse:
         first = completion.choices[0].logprobs.content[0]
         pairs = [(str(t.token), float(t.logprob)) for t in first.top_logprobs]
     except (AttributeError, IndexError, KeyError, TypeError) as error:
-        raise BackendError(
-            "no log-probabilities in the reply (does the server support logprobs?)",
-            transient=False,
-        ) from error
+        raise no_logprobs(error) from error
     return YesNoResponse(p_yes=yes_share(pairs), usage=usage_of(getattr(completion, "usage", None)))
+
+
+def no_logprobs(error: BaseException) -> BackendError:
+    """The error for a yes/no reply without log-probabilities (not worth retrying)."""
+    return BackendError(
+        "no log-probabilities in the reply (does the server support logprobs?)",
+        transient=False,
+    )
 
 
 def yes_share(pairs: Iterable[tuple[str, float]]) -> float:
