@@ -35,9 +35,7 @@ line; errors are :class:`~rag_judge.errors.InputError` naming the file, line and
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from itertools import zip_longest
 from pathlib import Path
@@ -46,6 +44,15 @@ from typing import Any, Literal, get_args
 
 from rag_judge.errors import InputError
 from rag_judge.eval_sets import bundled_root
+from rag_judge.set_folders import (
+    Where,
+    bad,
+    jsonl,
+    read_manifest,
+    resolve_folder,
+    unique,
+    verify_files,
+)
 from rag_judge.types import RagSample
 
 LabelKind = Literal["binary", "ordinal", "nominal"]
@@ -163,81 +170,26 @@ def load_calibration_set(name_or_path: str | Path) -> CalibrationSet:
 
 
 def _resolve(name_or_path: str | Path) -> Path:
-    text = str(name_or_path)
-    is_path = isinstance(name_or_path, Path) or "/" in text or "\\" in text
-    if not is_path and text in available_calibration_sets():
-        return bundled_root() / text
-    if Path(text).is_dir():
-        return Path(text)
-    known = ", ".join(available_calibration_sets()) or "none"
-    hint = f"bundled sets: {known} (or give the path of a set folder)"
-    raise InputError(f"no calibration set '{text}'; {hint}", field="calibration_set")
-
-
-Where = tuple[Path, int]  # a file and a 1-based line number, for error messages
-
-
-def _bad(message: str, where: Where | Path, field: str | None = None) -> InputError:
-    path, line = where if isinstance(where, tuple) else (where, None)
-    return InputError(message, source=str(path), line=line, field=field)
+    return resolve_folder(
+        name_or_path,
+        bundled=bundled_root(),
+        available=available_calibration_sets(),
+        kind="calibration set",
+    )
 
 
 def _read_manifest(folder: Path) -> dict[str, Any]:
-    path = folder / "manifest.json"
-    if not path.is_file():
-        raise _bad("no manifest.json: not a calibration set folder", folder)
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise _bad(f"invalid JSON: {error.msg}", (path, error.lineno)) from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise _bad("expected an object with 'files'", path, "files")
+    manifest = read_manifest(folder, kind="calibration set")
     if manifest.get("label_kind") not in get_args(LabelKind):
         kinds = ", ".join(get_args(LabelKind))
-        raise _bad(
-            f"must be one of {kinds}, got {manifest.get('label_kind')!r}", path, "label_kind"
-        )
+        got = manifest.get("label_kind")
+        raise bad(f"must be one of {kinds}, got {got!r}", folder / "manifest.json", "label_kind")
     return manifest
 
 
 def _verify_files(folder: Path, manifest: Mapping[str, Any]) -> None:
     """The data files are listed, and every listed file exists and matches its sha256."""
-    files: Mapping[str, Any] = manifest["files"]
-    for name in DATA_FILES:
-        if name not in files:
-            raise _bad(f"does not list {name}", folder / "manifest.json", "files")
-    for name, entry in files.items():
-        path = folder / name
-        if not path.is_file():
-            raise _bad("listed in manifest.json but missing", path)
-        expected = entry.get("sha256") if isinstance(entry, dict) else None
-        if not isinstance(expected, str):
-            raise _bad(f"no sha256 for {name}", folder / "manifest.json", "files")
-        actual = hashlib.sha256(path.read_bytes()).hexdigest()
-        if actual != expected:
-            raise _bad(f"{_MODIFIED} (sha256 {actual}, manifest {expected})", path, "sha256")
-
-
-def _jsonl(path: Path, keys: tuple[str, ...]) -> Iterator[tuple[Where, dict[str, Any]]]:
-    """The JSON objects of a JSONL file (blank lines skipped), with only ``keys`` allowed."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise _bad(f"not UTF-8 text ({error.reason})", path) from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = (path, number)
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise _bad(f"invalid JSON: {error.msg}", where) from None
-        if not isinstance(row, dict):
-            raise _bad("expected a JSON object", where)
-        for key in row:
-            if key not in keys:
-                raise _bad(f"unknown field (expected {', '.join(keys)})", where, key)
-        yield where, row
+    verify_files(folder, manifest, required=DATA_FILES, modified=_MODIFIED, sha256_required=True)
 
 
 def _string(row: Mapping[str, Any], key: str, where: Where, *, optional: bool = False) -> Any:
@@ -246,11 +198,11 @@ def _string(row: Mapping[str, Any], key: str, where: Where, *, optional: bool = 
     if value is None and optional:
         return None
     if key not in row:
-        raise _bad("missing", where, key)
+        raise bad("missing", where, key)
     if not isinstance(value, str):
-        raise _bad(f"must be a string, got {_type(value)}", where, key)
+        raise bad(f"must be a string, got {_type(value)}", where, key)
     if not value.strip():
-        raise _bad("must not be blank (leave the field out instead)", where, key)
+        raise bad("must not be blank (leave the field out instead)", where, key)
     return value
 
 
@@ -263,19 +215,19 @@ def _contexts(row: Mapping[str, Any], where: Where) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
-        raise _bad("must be a list of strings", where, "contexts")
+        raise bad("must be a list of strings", where, "contexts")
     return tuple(value)
 
 
 def _read_samples(path: Path) -> tuple[RagSample, ...]:
     seen: dict[str, int] = {}
     samples = []
-    for where, row in _jsonl(path, _SAMPLE_KEYS):
+    for where, row in jsonl(path, allowed=_SAMPLE_KEYS):
         sample_id = _string(row, "id", where)
-        _unique(seen, sample_id, where)
+        unique(seen, sample_id, where, "id")
         metadata = row.get("metadata", {})
         if not isinstance(metadata, dict):
-            raise _bad(f"must be an object, got {_type(metadata)}", where, "metadata")
+            raise bad(f"must be an object, got {_type(metadata)}", where, "metadata")
         samples.append(
             RagSample(
                 id=sample_id,
@@ -288,38 +240,32 @@ def _read_samples(path: Path) -> tuple[RagSample, ...]:
             )
         )
     if not samples:
-        raise _bad("no samples", path)
+        raise bad("no samples", path)
     return tuple(samples)
-
-
-def _unique(seen: dict[str, int], key: str, where: Where) -> None:
-    if key in seen:
-        raise _bad(f"duplicate id '{key}' (first on line {seen[key]})", where, "id")
-    seen[key] = where[1]
 
 
 def _label(row: Mapping[str, Any], kind: LabelKind, where: Where) -> Label:
     if "label" not in row:
-        raise _bad("missing (null when the source label has no place on the scale)", where, "label")
+        raise bad("missing (null when the source label has no place on the scale)", where, "label")
     value = row["label"]
     if value is None:
         return None
     if kind == "nominal":
         if isinstance(value, str) and value.strip():
             return value
-        raise _bad(f"a nominal label must be a non-blank string, got {value!r}", where, "label")
+        raise bad(f"a nominal label must be a non-blank string, got {value!r}", where, "label")
     if type(value) is not int or (kind == "binary" and value not in (0, 1)):
         expected = "0, 1" if kind == "binary" else "an integer"
-        raise _bad(f"a {kind} label must be {expected} or null, got {value!r}", where, "label")
+        raise bad(f"a {kind} label must be {expected} or null, got {value!r}", where, "label")
     return value
 
 
 def _source_label(row: Mapping[str, Any], where: Where) -> str | int:
     value = row.get("source_label")
     if "source_label" not in row:
-        raise _bad("missing", where, "source_label")
+        raise bad("missing", where, "source_label")
     if type(value) is not int and not isinstance(value, str):
-        raise _bad(f"must be a string or an integer, got {_type(value)}", where, "source_label")
+        raise bad(f"must be a string or an integer, got {_type(value)}", where, "source_label")
     return value
 
 
@@ -331,18 +277,18 @@ def _read_labels(
     seen: dict[str, int] = {}
     labels: dict[str, Label] = {}
     source: dict[str, str | int] = {}
-    for where, row in _jsonl(path, _LABEL_KEYS):
+    for where, row in jsonl(path, allowed=_LABEL_KEYS):
         label_id = _string(row, "id", where)
-        _unique(seen, label_id, where)
+        unique(seen, label_id, where, "id")
         if label_id not in known:
-            raise _bad(f"no sample '{label_id}' in {SAMPLES_FILE}", where, "id")
+            raise bad(f"no sample '{label_id}' in {SAMPLES_FILE}", where, "id")
         if row.get("label_kind") != kind:
             message = f"must be '{kind}' as in manifest.json, got {row.get('label_kind')!r}"
-            raise _bad(message, where, "label_kind")
+            raise bad(message, where, "label_kind")
         labels[label_id] = _label(row, kind, where)
         source[label_id] = _source_label(row, where)
     missing = [i for i in sample_ids if i not in labels]
     if missing:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise _bad(f"no label for samples {', '.join(missing[:5])}{more}", path, "id")
+        raise bad(f"no label for samples {', '.join(missing[:5])}{more}", path, "id")
     return {i: labels[i] for i in sample_ids}, {i: source[i] for i in sample_ids}

@@ -29,10 +29,8 @@ line; errors are :class:`~rag_judge.errors.InputError` naming the file, line and
 
 from __future__ import annotations
 
-import hashlib
 import importlib.resources
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -40,6 +38,16 @@ from typing import Any
 
 from rag_judge.errors import InputError
 from rag_judge.pipeline.chunking import Document
+from rag_judge.set_folders import (
+    Where,
+    bad,
+    jsonl,
+    read_manifest,
+    resolve_folder,
+    unique,
+    verify_files,
+)
+from rag_judge.set_folders import lines as read_lines
 
 DATA_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.tsv")
 """The files every eval set has besides ``manifest.json`` and ``LICENSE.md``."""
@@ -130,102 +138,47 @@ def load_eval_set(name_or_path: str | Path) -> EvalSet:
 
 
 def _resolve(name_or_path: str | Path) -> Path:
-    text = str(name_or_path)
-    is_path = isinstance(name_or_path, Path) or "/" in text or "\\" in text
-    if not is_path and text in available_eval_sets():
-        return bundled_root() / text
-    if Path(text).is_dir():
-        return Path(text)
-    known = ", ".join(available_eval_sets()) or "none"
-    hint = f"bundled sets: {known} (or give the path of a set folder)"
-    raise InputError(f"no eval set '{text}'; {hint}", field="eval_set")
-
-
-Where = tuple[Path, int]  # a file and a 1-based line number, for error messages
-
-
-def _bad(message: str, where: Where | Path, field: str | None = None) -> InputError:
-    path, line = where if isinstance(where, tuple) else (where, None)
-    return InputError(message, source=str(path), line=line, field=field)
+    return resolve_folder(
+        name_or_path, bundled=bundled_root(), available=available_eval_sets(), kind="eval set"
+    )
 
 
 def _read_manifest(folder: Path) -> dict[str, Any]:
-    path = folder / "manifest.json"
-    if not path.is_file():
-        raise _bad("no manifest.json: not an eval set folder", folder)
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise _bad(f"invalid JSON: {error.msg}", (path, error.lineno)) from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise _bad("expected an object with 'files'", path, "files")
+    manifest = read_manifest(folder, kind="eval set")
     if not isinstance(manifest.get("has_reference_answers", False), bool):
-        raise _bad("must be true or false", path, "has_reference_answers")
+        raise bad("must be true or false", folder / "manifest.json", "has_reference_answers")
     return manifest
 
 
 def _verify_files(folder: Path, manifest: Mapping[str, Any]) -> None:
     """Every data file is listed, and every listed file matches its sha256 (when given)."""
-    files: Mapping[str, Any] = manifest["files"]
-    for name in DATA_FILES:
-        if name not in files:
-            raise _bad(f"does not list {name}", folder / "manifest.json", "files")
-    for name, entry in files.items():
-        path = folder / name
-        if not path.is_file():
-            raise _bad("listed in manifest.json but missing", path)
-        expected = entry.get("sha256") if isinstance(entry, dict) else None
-        actual = hashlib.sha256(path.read_bytes()).hexdigest()
-        if expected is not None and actual != expected:
-            raise _bad(f"{_MODIFIED} (sha256 {actual}, manifest {expected})", path, "sha256")
-
-
-def _lines(path: Path) -> Iterator[tuple[Where, str]]:
-    """The non-blank lines of a UTF-8 file with their position."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise _bad(f"not UTF-8 text ({error.reason})", path) from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            yield (path, number), line
-
-
-def _jsonl(path: Path) -> Iterator[tuple[Where, dict[str, Any]]]:
-    for where, line in _lines(path):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise _bad(f"invalid JSON: {error.msg}", where) from None
-        if not isinstance(row, dict):
-            raise _bad("expected a JSON object", where)
-        yield where, row
+    verify_files(folder, manifest, required=DATA_FILES, modified=_MODIFIED, sha256_required=False)
 
 
 def _string(row: Mapping[str, Any], key: str, where: Where, *, empty: bool = False) -> str:
     """The string field ``key``; ``empty`` allows an empty (or whitespace) string."""
     value = row.get(key)
     if key not in row:
-        raise _bad("missing", where, key)
+        raise bad("missing", where, key)
     if not isinstance(value, str):
-        raise _bad(f"must be a string, got {type(value).__name__}", where, key)
+        raise bad(f"must be a string, got {type(value).__name__}", where, key)
     if not empty and not value.strip():
-        raise _bad("must not be empty", where, key)
+        raise bad("must not be empty", where, key)
     return value
 
 
 def _unique(seen: dict[str, int], key: str, where: Where, field: str) -> None:
     if key in seen:
-        raise _bad(f"duplicate id '{key}' (first on line {seen[key]})", where, field)
+        raise bad(f"duplicate id '{key}' (first on line {seen[key]})", where, field)
     seen[key] = where[1]
 
 
 def _read_corpus(path: Path) -> tuple[Document, ...]:
     seen: dict[str, int] = {}
     documents = []
-    for where, row in _jsonl(path):
+    for where, row in jsonl(path):
         doc_id = _string(row, "doc_id", where)
-        _unique(seen, doc_id, where, "doc_id")
+        unique(seen, doc_id, where, "doc_id")
         title = _string(row, "title", where, empty=True) if "title" in row else ""
         text = _string(row, "text", where, empty=True)
         documents.append(Document(id=doc_id, text=text, title=title or None))
@@ -235,18 +188,18 @@ def _read_corpus(path: Path) -> tuple[Document, ...]:
 def _answers(row: Mapping[str, Any], where: Where) -> tuple[str, ...]:
     answers = row.get("answers")
     if "answers" not in row:
-        raise _bad("missing (use [] when there is no reference answer)", where, "answers")
+        raise bad("missing (use [] when there is no reference answer)", where, "answers")
     if not isinstance(answers, list) or not all(isinstance(a, str) and a for a in answers):
-        raise _bad("must be a list of non-empty strings", where, "answers")
+        raise bad("must be a list of non-empty strings", where, "answers")
     return tuple(answers)
 
 
 def _read_queries(path: Path) -> tuple[EvalQuery, ...]:
     seen: dict[str, int] = {}
     queries = []
-    for where, row in _jsonl(path):
+    for where, row in jsonl(path):
         query_id = _string(row, "query_id", where)
-        _unique(seen, query_id, where, "query_id")
+        unique(seen, query_id, where, "query_id")
         queries.append(
             EvalQuery(
                 id=query_id,
@@ -260,16 +213,16 @@ def _read_queries(path: Path) -> tuple[EvalQuery, ...]:
 
 
 def _read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, dict[str, int]]:
-    lines = _lines(path)
+    lines = read_lines(path)
     header = next(lines, None)
     if header is None or header[0][1] != 1 or tuple(header[1].split("\t")) != QRELS_HEADER:
-        raise _bad(f"the first line must be the header {'<TAB>'.join(QRELS_HEADER)}", (path, 1))
+        raise bad(f"the first line must be the header {'<TAB>'.join(QRELS_HEADER)}", (path, 1))
     qrels: dict[str, dict[str, int]] = {}
     for where, line in lines:
         qid, doc, grade = _qrels_line(line, where, query_ids, doc_ids)
         judged = qrels.setdefault(qid, {})
         if doc in judged:
-            raise _bad(f"document '{doc}' judged twice for query '{qid}'", where, "doc_id")
+            raise bad(f"document '{doc}' judged twice for query '{qid}'", where, "doc_id")
         judged[doc] = grade
     return qrels
 
@@ -279,16 +232,16 @@ def _qrels_line(
 ) -> tuple[str, str, int]:
     fields = line.split("\t")
     if len(fields) != len(QRELS_HEADER):
-        raise _bad(f"expected 3 tab-separated fields, got {len(fields)}", where)
+        raise bad(f"expected 3 tab-separated fields, got {len(fields)}", where)
     qid, doc, grade = fields
     if qid not in query_ids:
-        raise _bad(f"unknown query '{qid}' (not in queries.jsonl)", where, "query_id")
+        raise bad(f"unknown query '{qid}' (not in queries.jsonl)", where, "query_id")
     if doc not in doc_ids:
-        raise _bad(f"unknown document '{doc}' (not in corpus.jsonl)", where, "doc_id")
+        raise bad(f"unknown document '{doc}' (not in corpus.jsonl)", where, "doc_id")
     try:
         return qid, doc, int(grade)
     except ValueError:
-        raise _bad(f"'{grade}' is not an integer", where, "relevance") from None
+        raise bad(f"'{grade}' is not an integer", where, "relevance") from None
 
 
 def _not_applicable(manifest: Mapping[str, Any], path: Path) -> Mapping[str, str]:
@@ -299,7 +252,7 @@ def _not_applicable(manifest: Mapping[str, Any], path: Path) -> Mapping[str, str
         and isinstance(e.get("reason"), str)
         for e in entries
     ):
-        raise _bad('expected a list of {"metric": ..., "reason": ...}', path, "not_applicable")
+        raise bad('expected a list of {"metric": ..., "reason": ...}', path, "not_applicable")
     return MappingProxyType({e["metric"]: e["reason"] for e in entries})
 
 
