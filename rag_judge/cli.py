@@ -283,11 +283,18 @@ def score(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from rag_judge.evaluation import evaluate
+    from rag_judge.prompts import prompt_languages
     from rag_judge.samples import load_samples
     from rag_judge.settings import load_settings
 
     chosen = load_settings(settings)
     samples = load_samples(input_path, limit=limit)
+    if language is not None and language not in (have := prompt_languages()):
+        click.echo(
+            f"note: no prompts in {language!r} (there are: {', '.join(have)}); the English "
+            "prompts are used, and each result records prompt_language=en",
+            err=True,
+        )
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeRemainingColumn(), console=_console(stderr=True)) as bar:

@@ -113,6 +113,18 @@ def test_score_limit_and_metrics(tmp_path: Path, served: FakeOpenAIServer) -> No
     assert record["results"]["context_recall"]["by_k"] == {"1": 1.0}
 
 
+def test_a_language_without_prompts_is_said_not_silent(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    run = score(tmp_path, served, "--limit", "1", "--metrics", "faithfulness", "--language", "fr")
+    assert run.exit_code == 0, run.output
+    assert "no prompts in 'fr' (there are: en, zh)" in run.output
+    (record,) = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert (record["detected_language"], record["prompt_language"]) == ("fr", "en")
+    quiet = score(tmp_path, served, "--limit", "1", "--metrics", "faithfulness", "--language", "zh")
+    assert "no prompts in" not in quiet.output
+
+
 def test_unknown_metric_and_bad_rows_are_clear_errors(
     tmp_path: Path, served: FakeOpenAIServer
 ) -> None:

@@ -132,6 +132,44 @@ def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
     assert "0 made" in again.output
 
 
+def test_sweep_command_sweeps_your_own_rag_from_jsonl(
+    tmp_path: Path,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--rag FILE.jsonl: its retrievals and answers are swept and judged; nothing is generated."""
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("RAG_JUDGE_CONFIG", str(tmp_path / "empty.toml"))
+    fake_openai.respond = sweep_model
+    passages = [{"id": f"p{i}", "text": f"第{i}段。", "doc_id": f"d{i}"} for i in range(3)]
+    records = [
+        {
+            "question_id": qid,
+            "contexts": passages,
+            "answers": {str(k): f"答案{k}。" for k in (1, 2, 3)},
+        }
+        for qid in ("DEV_0_QUERY_0", "DEV_1_QUERY_1")
+    ]
+    rag = tmp_path / "my_rag.jsonl"
+    rag.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
+    run = run_cli(tmp_path, fake_openai, "--rag", str(rag))
+    assert run.exit_code == 0, run.output
+    frame = pd.read_parquet(tmp_path / "out" / "per_question.parquet")
+    assert len(frame) == 6
+    assert set(frame.answer_source) == {"external"}
+    assert sorted(set(frame.answer)) == ["答案1。", "答案2。", "答案3。"]
+    systems = [body["messages"][0]["content"] for body in fake_openai.bodies()]
+    judged = [s for s in systems if any(k in s for k in ('"verdicts"', '"claims"', '"questions"'))]
+    assert judged  # the judges were asked
+    assert judged == systems  # and nothing else: no answer was generated
+
+    rag.write_text('{"question_id": "DEV_0_QUERY_0", "contexts": "not a list"}\n')
+    bad = run_cli(tmp_path, fake_openai, "--rag", str(rag))
+    assert bad.exit_code == 2
+    assert "my_rag.jsonl:1" in bad.output
+    assert "contexts" in bad.output
+
+
 def test_sweep_command_rejects_bad_ks_and_unknown_sets(tmp_path: Path) -> None:
     run = CliRunner().invoke(main, ["sweep", "cmrc2018_zh", "--ks", "3-1", "-o", str(tmp_path)])
     assert run.exit_code == 2

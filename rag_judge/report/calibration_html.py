@@ -139,7 +139,8 @@ def render_summary_markdown(
     """The markdown summary: reading, figures, threshold, confusion, coverage, notes, worst."""
     lines = [f"# {_md(title or _title(report))}", ""]
     lines += [
-        f"Scores `{report.scores_source}`, labels `{report.labels_source}`: {report.n} "
+        f"Scores `{shown(report.scores_source)}`, labels `{shown(report.labels_source)}`: "
+        f"{report.n} "
         f"{_unit(report)} compared. Intervals: "
         f"{round(report.confidence * 100)}% percentile bootstrap ({report.n_resamples} "
         f"resamples, seed {report.seed}).",
@@ -206,6 +207,24 @@ def render_summary_markdown(
     return "\n".join(lines) + "\n"
 
 
+def shown(source: str) -> str:
+    """A source path as a reader can reuse it: relative to the working directory when inside
+    it (a report must not carry the machine's absolute paths), else as given.
+
+    >>> shown("pairwise preferences")
+    'pairwise preferences'
+    >>> shown(str(Path.cwd() / "eval_sets" / "begin_dev" / "labels.jsonl"))
+    'eval_sets/begin_dev/labels.jsonl'
+    """
+    path = Path(source)
+    if not path.is_absolute():
+        return source
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return source
+
+
 def render_calibration_html(
     report: CalibrationReport, *, png: bytes | None, title: str = "", files: Sequence[str] = ()
 ) -> str:
@@ -224,6 +243,7 @@ def render_calibration_html(
     return environment.get_template(TEMPLATE).render(
         title=title or _title(report),
         report=report,
+        sources=(shown(report.scores_source), shown(report.labels_source)),
         headline=headline(report),
         unit=_unit(report),
         header=header,
