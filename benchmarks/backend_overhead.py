@@ -12,7 +12,9 @@ connection. 2,000 distinct chat calls at concurrency 32 are timed through:
 * ``bare_aiohttp``: one ``aiohttp.ClientSession`` + ``asyncio.Semaphore(32)``, JSON by hand;
 * ``ours_http``: ``ModelClient(HTTPChat(...))``, the ``openai-compatible/<model>`` backend (the
   same wire protocol over aiohttp, without the SDK), no cache;
-* ``bare_litellm`` / ``ours_litellm``: the same through ``litellm.acompletion`` / LiteLLMChat.
+* ``bare_litellm`` / ``ours_litellm``: the same through ``litellm.acompletion`` / LiteLLMChat;
+* ``*_uvloop``: the in-process, raw, aiohttp and HTTPChat configurations again on uvloop, when
+  it is installed (it is not a rag_judge dependency: these rows are what decided that).
 
 Ideal wall time is calls x latency / concurrency (3.125 s). Each configuration runs
 ``--repeats`` times; the median counts. Client CPU seconds per call show whether the client
@@ -34,10 +36,10 @@ import argparse
 import asyncio
 import cProfile
 import gc
+import importlib.util
 import io
 import json
 import os
-import platform
 import pstats
 import re
 import statistics
@@ -47,9 +49,7 @@ import time
 import timeit
 import urllib.request
 from collections.abc import Awaitable, Callable, Coroutine
-from datetime import UTC, datetime
 from functools import partial
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
+
+from _machine import machine_info  # noqa: E402
 
 from rag_judge.backends import http_backend  # noqa: E402
 from rag_judge.backends.client import CallPolicy, ModelClient  # noqa: E402
@@ -184,7 +186,11 @@ async def run_bare_litellm(base_url: str, calls: int, concurrency: int) -> None:
 
 async def _run_ours(backend: ChatBackend, calls: int, concurrency: int) -> None:
     client = ModelClient(Stamped(backend), policy=CallPolicy(concurrency=concurrency))
-    results = await asyncio.gather(*(client.chat(request(i)) for i in range(calls)))
+
+    async def one(i: int) -> Any:  # the request is built when its turn comes, as in _bounded
+        return await client.chat(request(i))
+
+    results = await asyncio.gather(*(one(i) for i in range(calls)))
     failed = [r for r in results if r.status != "ok"]
     assert not failed, f"{len(failed)} calls failed, e.g. {failed[0].error}"
 
@@ -235,13 +241,14 @@ def cpu_seconds(pid: int) -> float:
 
 
 def measure(
-    runner: Runner, base_url: str, calls: int, concurrency: int, server_pid: int
+    name: str, base_url: str, calls: int, concurrency: int, server_pid: int
 ) -> dict[str, float]:
     """One timed run: wall seconds and CPU seconds of client and server."""
+    _, runner, loop = RUNNERS[name]
     server_cpu, client_cpu = cpu_seconds(server_pid), time.process_time()
     FIRST.clear()
     started = time.perf_counter()
-    asyncio.run(runner(base_url, calls, concurrency))
+    run_on(loop, runner(base_url, calls, concurrency))
     wall = time.perf_counter() - started
     return {
         "wall_s": wall,
@@ -251,11 +258,12 @@ def measure(
     }
 
 
-def profile(runner: Runner, base_url: str, calls: int, concurrency: int) -> dict[str, Any]:
+def profile(name: str, base_url: str, calls: int, concurrency: int) -> dict[str, Any]:
     """cProfile of one run on the process CPU clock (time blocked in epoll is not counted):
     internal time per library, and the top functions."""
+    _, runner, loop = RUNNERS[name]
     profiler = cProfile.Profile(time.process_time)
-    profiler.runcall(asyncio.run, runner(base_url, calls, concurrency))
+    profiler.runcall(run_on, loop, runner(base_url, calls, concurrency))
     stats = pstats.Stats(profiler)
     by_library: dict[str, float] = {}
     for (path, _, _), (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
@@ -284,37 +292,7 @@ def _library(path: str) -> str:
     return "other"
 
 
-def machine_info() -> dict[str, Any]:
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor() or "unknown",
-    )
-
-    def version(dist: str) -> str | None:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
-    return {
-        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cpu_model": cpu,
-        "logical_cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "openai": version("openai"),
-        "litellm": version("litellm"),
-        "aiohttp": version("aiohttp"),
-        "orjson": version("orjson"),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-    }
-
-
-RUNNERS: dict[str, tuple[str, Runner]] = {
+BASE_RUNNERS: dict[str, tuple[str, Runner]] = {
     "bare_sleep": ("Semaphore + asyncio.sleep, in process (event-loop ceiling)", run_bare_sleep),
     "ours_scripted": ("ModelClient(ScriptedBackend sleeping), in process", run_ours_scripted),
     "raw": ("raw asyncio sockets to the server (server ceiling)", run_raw),
@@ -325,8 +303,35 @@ RUNNERS: dict[str, tuple[str, Runner]] = {
     "bare_litellm": ("bare litellm.acompletion + Semaphore", run_bare_litellm),
     "ours_litellm": ("ModelClient(LiteLLMChat), no cache", run_ours_litellm),
 }
+UVLOOP_TOO = ("bare_sleep", "ours_scripted", "raw", "bare_aiohttp", "ours_http")
+"""Configurations also run on uvloop when it is installed (to see whether it would pay)."""
+HAVE_UVLOOP = importlib.util.find_spec("uvloop") is not None
+RUNNERS: dict[str, tuple[str, Runner, str]] = {
+    name: (label, runner, "asyncio") for name, (label, runner) in BASE_RUNNERS.items()
+} | {
+    f"{name}_uvloop": (BASE_RUNNERS[name][0] + ", on uvloop", BASE_RUNNERS[name][1], "uvloop")
+    for name in (UVLOOP_TOO if HAVE_UVLOOP else ())
+}
+PRODUCT = "ours_http"
+"""What ``rag_judge`` runs for ``openai-compatible/`` models: the goal is judged on it."""
+
+
+def run_on(loop: str, coro: Coroutine[Any, Any, None]) -> None:
+    """Run ``coro`` on the named event loop."""
+    factory = None
+    if loop == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(coro)
+
+
 PAIRS = (
     ("ours_scripted", "bare_sleep"),
+    ("ours_scripted_uvloop", "bare_sleep_uvloop"),
+    ("ours_http_uvloop", "bare_aiohttp_uvloop"),
+    ("ours_http_uvloop", "ours_http"),
     ("ours_openai", "bare_openai"),
     ("ours_http", "bare_aiohttp"),
     ("ours_http", "ours_openai"),
@@ -458,7 +463,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def verdict(results: dict[str, Any], ideal_rate: float) -> str:
-    http, sdk, bare = results["ours_http"], results["ours_openai"], results["bare_openai"]
+    http, sdk, bare = results[PRODUCT], results["ours_openai"], results["bare_openai"]
     aio, raw, alone = results["bare_aiohttp"], results["raw"], results["ours_scripted"]
     text = (
         f"ModelClient(HTTPChat), the openai-compatible backend, reaches {http['pct_of_ideal']:.1f}%"
@@ -469,18 +474,20 @@ def verdict(results: dict[str, Any], ideal_rate: float) -> str:
         f"{alone['pct_of_ideal']:.1f}%, bare aiohttp {aio['pct_of_ideal']:.1f}% "
         f"({aio['client_cpu_ms_per_call']:.2f} ms/call), raw sockets {raw['pct_of_ideal']:.1f}%."
     )
+    if "ours_http_uvloop" in results:
+        uv = results["ours_http_uvloop"]
+        text += (
+            f" On uvloop the same path reaches {uv['pct_of_ideal']:.1f}% at "
+            f"{uv['client_cpu_ms_per_call']:.2f} ms/call."
+        )
     if http["pct_of_ideal"] >= 100 * GOAL:
         return text + f" Goal of {GOAL:.0%} met by the openai-compatible backend."
-    ceiling = alone["pct_of_ideal"] * raw["pct_of_ideal"] / results["bare_sleep"]["pct_of_ideal"]
     busy = http["client_cpu_ms_per_call"] / 1000 * ideal_rate
     return text + (
         f" Goal missed. One event loop serves all calls in flight, so each reply also waits "
         f"for the client CPU of the replies ahead of it: at the ideal {ideal_rate:.0f} calls/s "
-        f"this path keeps the loop {busy:.0%} busy (raw sockets: "
-        f"{raw['client_cpu_ms_per_call'] / 1000 * ideal_rate:.0%}), and more so when other "
-        f"processes compete for the 2 cores (load average above). Bare aiohttp is itself below "
-        f"the goal, and the wrapper alone times the server's ceiling bounds any backend under "
-        f"ModelClient at about {ceiling:.0f}% here."
+        f"this path keeps the loop {busy:.0%} busy, and more so when other processes compete "
+        f"for the 2 cores (load average above)."
     )
 
 
@@ -498,11 +505,12 @@ def main(argv: list[str] | None = None) -> None:
     LATENCY = args.latency
     names = [n for n in RUNNERS if not (args.no_litellm and "litellm" in n)]
     ideal = args.calls * args.latency / args.concurrency
-    machine = machine_info()
+    machine = machine_info("openai", "litellm", "aiohttp", "orjson", "uvloop")
     server, base_url = start_server(args.latency)
     try:
         for name in names:  # warm-up: imports, lazy SDK setup
-            asyncio.run(RUNNERS[name][1](base_url, 2 * args.concurrency, args.concurrency))
+            _, runner, loop = RUNNERS[name]
+            run_on(loop, runner(base_url, 2 * args.concurrency, args.concurrency))
         # The SDKs' import-time objects (litellm's especially) would make every full garbage
         # collection during the runs slow, and more so for whoever allocates more: freeze them.
         gc.collect()
@@ -510,7 +518,7 @@ def main(argv: list[str] | None = None) -> None:
         runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
         for repeat in range(args.repeats):  # interleaved: background load hits all alike
             for name in names:
-                run = measure(RUNNERS[name][1], base_url, args.calls, args.concurrency, server.pid)
+                run = measure(name, base_url, args.calls, args.concurrency, server.pid)
                 runs[name].append(run)
                 print(f"[{repeat + 1}/{args.repeats}] {name:14s} {run['wall_s']:.3f} s", flush=True)
         results = {n: summarise(runs[n], args.calls, ideal) for n in names}
@@ -525,11 +533,10 @@ def main(argv: list[str] | None = None) -> None:
             "json_codecs": json_codecs(base_url),
             "profiles": {},
         }
-        profiled = {"ours_http": run_ours_http, "ours_openai": run_ours_openai}
-        for name, runner in profiled.items():
-            if name == "ours_http" or results[name]["pct_of_ideal"] < 100 * GOAL:
+        for name in (PRODUCT, "ours_openai"):
+            if name == PRODUCT or results[name]["pct_of_ideal"] < 100 * GOAL:
                 report["profiles"][name] = profile(
-                    runner, base_url, args.profile_calls, args.concurrency
+                    name, base_url, args.profile_calls, args.concurrency
                 )
     finally:
         server.terminate()

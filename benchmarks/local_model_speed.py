@@ -28,16 +28,15 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from _machine import machine_info
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "local_model_speed.json"
@@ -182,33 +181,13 @@ def machine_load() -> dict[str, Any]:
     return {"loadavg_1m": round(os.getloadavg()[0], 2), "cpu_pressure_some_avg10": pressure}
 
 
-def machine_info() -> dict[str, Any]:
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "logical_cores": os.cpu_count(),
-        "usable_cores": len(os.sched_getaffinity(0)),
-        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-        "python": platform.python_version(),
-        "llama_cpp_python": metadata.version("llama-cpp-python"),
-        "platform": platform.platform(),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-
-
 def markdown(report: dict[str, Any]) -> str:
     m = report["machine"]
     lines = [
         "# Local model speed (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python)",
         "",
-        f"{m['date']} · {m['cpu']} · {m['usable_cores']} usable cores · {m['memory_gb']} GiB · "
+        f"{m['date_utc']} · {m['cpu_model']} · {m['usable_cores']} usable cores · "
+        f"{m['memory_gb']} GiB · "
         f"Python {m['python']} · llama-cpp-python {m['llama_cpp_python']}",
         "",
         "| measure | " + " | ".join(r["label"] for r in report["runs"]) + " | design doc |",
@@ -322,7 +301,7 @@ def main() -> None:
                 f"{run['label']}: " + json.dumps({k: v for k, v in run.items() if k != "details"})
             )
     report = {
-        "machine": machine_info(),
+        "machine": machine_info("llama-cpp-python"),
         "quick": args.quick,
         "runs": runs,
         "note": (

@@ -28,7 +28,6 @@ import hashlib
 import json
 import math
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -37,12 +36,11 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import machine_info, version
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -455,45 +453,13 @@ def rag_judge_digest() -> str:
     return digest.hexdigest()[:12]
 
 
-def machine_info() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram_gb = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                ram_gb = round(int(line.split()[1]) / 1024**2, 1)
-    except OSError:
-        pass
-
-    def version(dist: str) -> str | None:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
+def _machine() -> dict[str, Any]:
     import rag_judge
 
-    return {
-        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cpu_model": cpu,
-        "logical_cores": os.cpu_count(),
-        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "ram_gb": ram_gb,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "pytrec_eval_terrier": version("pytrec-eval-terrier"),
-        "ranx": version("ranx"),
-        "numba": version("numba"),
-        "rag_judge": getattr(rag_judge, "__version__", None) or version("rag-judge"),
-    }
+    info = machine_info("pytrec-eval-terrier", "ranx", "numba")
+    info["numpy"] = np.__version__
+    info["rag_judge"] = getattr(rag_judge, "__version__", None) or version("rag-judge")
+    return info
 
 
 # --------------------------------------------------------------------------- report
@@ -525,7 +491,7 @@ def markdown(report: Mapping[str, Any], rows: Sequence[Row]) -> str:
         f"seed {report['settings']['seed']}; {len(MEASURES)} measures "
         f"({', '.join(MEASURES)}).",
         "",
-        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, {m['ram_gb']} GB RAM; "
+        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, {m['memory_gb']} GB RAM; "
         f"Python {m['python']}, numpy {m['numpy']}, pytrec_eval-terrier "
         f"{m['pytrec_eval_terrier']}, ranx {m['ranx']} (numba {m['numba']}), rag_judge "
         f"{m['rag_judge']} (source sha256 {m['rag_judge_source_sha256_12']}); "
@@ -726,7 +692,7 @@ def in_process(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench(args: argparse.Namespace) -> int:
-    machine = machine_info()
+    machine = _machine()
     memory: dict[str, Any] = {}
     if not args.no_memory:
         # Children first, while this process is small (see getrusage_maxrss_mb).

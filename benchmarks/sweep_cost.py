@@ -12,13 +12,16 @@ Same eval set, questions, retriever (BM25), model and judges for both plans; no 
   ``rag_judge.evaluate`` (reference claims re-extracted and context recall re-run per k; the
   generation prefix is evicted by the judge calls in between).
 
-Both use the same client settings (one call at a time for the local model). Results are
-appended per plan to ``results/sweep_cost.json`` and rendered to ``results/sweep_cost.md``.
+Both use the same client settings (one call at a time for the local model). Each finished
+question's cumulative calls, tokens and wall time are written as it finishes, so a run stopped
+early (``--budget-min``: start no new question after that many minutes) still leaves per-question
+numbers; the markdown compares the plans on the questions both finished. Results go to
+``results/sweep_cost.json`` (replaced per plan run) and ``results/sweep_cost.md``.
 
 Usage::
 
-    .venv/bin/python benchmarks/sweep_cost.py --limit 10            # the issue's size
-    .venv/bin/python benchmarks/sweep_cost.py --limit 2 --ks 1-10   # what this machine allowed
+    .venv/bin/python benchmarks/sweep_cost.py --limit 10                  # the issue's size
+    .venv/bin/python benchmarks/sweep_cost.py --plans naive --budget-min 60
 """
 
 from __future__ import annotations
@@ -27,12 +30,11 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import time
-from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from _machine import machine_info
 
 from rag_judge.backends import ModelClient
 from rag_judge.backends.client import CallPolicy
@@ -52,32 +54,6 @@ from rag_judge.types import RagSample
 RESULTS = Path(__file__).parent / "results"
 
 
-def machine_info() -> dict[str, Any]:
-    """The machine and versions the numbers were measured on."""
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor() or "unknown",
-    )
-    mem_kb = next(
-        int(line.split()[1])
-        for line in Path("/proc/meminfo").read_text().splitlines()
-        if line.startswith("MemTotal")
-    )
-    return {
-        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cpu_model": cpu,
-        "logical_cores": os.cpu_count(),
-        "memory_gb": round(mem_kb / 1024 / 1024, 1),
-        "python": platform.python_version(),
-        "llama_cpp_python": metadata.version("llama_cpp_python"),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-    }
-
-
 def _client(model: str, ledger: Ledger) -> ModelClient:
     settings = load_settings({"model": model})
     policy = CallPolicy(concurrency=1, timeout=settings.timeout, max_attempts=settings.max_attempts)
@@ -85,6 +61,7 @@ def _client(model: str, ledger: Ledger) -> ModelClient:
 
 
 def _tally(ledger: Ledger, started: float) -> dict[str, Any]:
+    """Cumulative calls, tokens and wall seconds since ``started``."""
     calls = prompt = completion = 0
     for tally in ledger.models.values():
         calls += tally.calls
@@ -98,11 +75,31 @@ def _tally(ledger: Ledger, started: float) -> dict[str, Any]:
     }
 
 
-async def planned(args: argparse.Namespace, eval_set: Any, rag: Any) -> dict[str, Any]:
+class Recorder:
+    """Per-question cumulative tallies for one plan, saved after every question."""
+
+    def __init__(self, plan: str, ledger: Ledger, save: Any) -> None:
+        self.plan = plan
+        self.ledger = ledger
+        self.save = save
+        self.started = time.perf_counter()
+        self.per_question: list[dict[str, Any]] = []
+
+    def done(self, question_id: str) -> None:
+        row = {"question": question_id, **_tally(self.ledger, self.started)}
+        self.per_question.append(row)
+        print(f"{self.plan}: {json.dumps(row, ensure_ascii=False)}", flush=True)
+        self.save(self.per_question)
+
+    def elapsed_min(self) -> float:
+        return (time.perf_counter() - self.started) / 60
+
+
+async def planned(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) -> dict[str, Any]:
     """The sweep as rag_judge plans it."""
     ledger = Ledger()
     client = _client(args.model, ledger)
-    started = time.perf_counter()
+    recorder = Recorder("planned", ledger, save)
     result = await run_sweep(
         eval_set,
         retriever=rag.retriever,
@@ -111,22 +108,26 @@ async def planned(args: argparse.Namespace, eval_set: Any, rag: Any) -> dict[str
         embedder=rag.embedder,
         ks=args.ks,
         metrics=args.metrics,
-        progress=lambda qid: print(f"planned: {qid} done", flush=True),
+        progress=recorder.done,
     )
-    out = _tally(ledger, started)
+    out = _tally(ledger, recorder.started)
+    out["per_question"] = recorder.per_question
     out["means_at_k_max"] = {m: _mean(result.per_question, m, max(args.ks)) for m in result.metrics}
     return out
 
 
-async def naive(args: argparse.Namespace, eval_set: Any, rag: Any) -> dict[str, Any]:
+async def naive(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) -> dict[str, Any]:
     """Every k judged from scratch: generate, then evaluate the (question, top k, answer)."""
     ledger = Ledger()
     client = _client(args.model, ledger)
     texts = {c.id: c.text for c in rag.chunks}
     queries = list(eval_set.queries)
     hits = await rag.retriever.search([q.question for q in queries], max(args.ks))
-    started = time.perf_counter()
+    recorder = Recorder("naive", ledger, save)
     for query, ranked in zip(queries, hits, strict=True):
+        if args.budget_min is not None and recorder.elapsed_min() >= args.budget_min:
+            print(f"naive: budget of {args.budget_min} min spent; stopping", flush=True)
+            break
         contexts = [texts[h.chunk_id] for h in ranked]
         language = detect_language(query.question)
         prompt_language = language if language in prompt_languages() else "en"
@@ -150,8 +151,10 @@ async def naive(args: argparse.Namespace, eval_set: Any, rag: Any) -> dict[str, 
                 cache=False,
                 support_probability=False,
             )
-        print(f"naive: {query.id} done", flush=True)
-    return _tally(ledger, started)
+        recorder.done(query.id)
+    out = _tally(ledger, recorder.started)
+    out["per_question"] = recorder.per_question
+    return out
 
 
 def _mean(frame: Any, metric: str, k: int) -> float | None:
@@ -184,36 +187,94 @@ async def main(args: argparse.Namespace) -> None:
         "retriever": "bm25",
     }
     for plan in args.plans:
-        machine = machine_info()
-        measured = await (planned if plan == "planned" else naive)(args, eval_set, rag)
-        report["runs"].append({"plan": plan, **setup, **measured, "machine": machine})
-        RESULTS.mkdir(exist_ok=True)
-        path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-        (RESULTS / "sweep_cost.md").write_text(render(report))
+        machine = machine_info("llama-cpp-python")
+        run: dict[str, Any] = {"plan": plan, **setup, "machine": machine, "finished": False}
+        report["runs"] = [r for r in report["runs"] if r["plan"] != plan] + [run]
+
+        def save(per_question: list[dict[str, Any]], run: dict[str, Any] = run) -> None:
+            run["per_question"] = per_question
+            _write(path, report)
+
+        measured = await (planned if plan == "planned" else naive)(args, eval_set, rag, save)
+        run.update(measured, finished=True, load_average_at_end=list(os.getloadavg()))
+        _write(path, report)
         print(json.dumps({"plan": plan, **measured}, ensure_ascii=False), flush=True)
 
 
+def _write(path: Path, report: dict[str, Any]) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    (RESULTS / "sweep_cost.md").write_text(render(report))
+
+
 def render(report: dict[str, Any]) -> str:
-    """The runs as a markdown table."""
+    """The runs as markdown: totals per plan, then both plans on the questions both finished."""
     lines = [
         "# k-sweep cost: planned (rag_judge) vs naive (judge every k from scratch)",
         "",
         "Written by `benchmarks/sweep_cost.py`; no response cache, one call at a time.",
         "",
-        "| plan | set | questions | ks | calls | prompt tok | completion tok | wall s | load |",
+        "| plan | set | questions done | ks | calls | prompt tok | completion tok | wall s "
+        "| load at start |",
         "|---|---|--:|---|--:|--:|--:|--:|---|",
     ]
     for run in report["runs"]:
+        done = run.get("per_question", [])
+        last = done[-1] if done else {}
         ks = run["ks"]
         lines.append(
-            f"| {run['plan']} | {run['eval_set']} | {len(run['questions'])} | "
-            f"{ks[0]}..{ks[-1]} | {run['calls']} | {run['prompt_tokens']:,} | "
-            f"{run['completion_tokens']:,} | {run['wall_s']} | "
+            f"| {run['plan']} | {run['eval_set']} | {len(done)} of {len(run['questions'])} | "
+            f"{ks[0]}..{ks[-1]} | {last.get('calls', 0)} | {last.get('prompt_tokens', 0):,} | "
+            f"{last.get('completion_tokens', 0):,} | {last.get('wall_s', 0)} | "
             f"{run['machine']['load_average_at_start']} |"
         )
-    first = report["runs"][0]["machine"] if report["runs"] else {}
-    lines += ["", "Machine: " + ", ".join(f"{k}={v}" for k, v in first.items()), ""]
-    return "\n".join(lines)
+    lines += _side_by_side(report["runs"])
+    for run in report["runs"]:
+        machine = ", ".join(f"{k}={v}" for k, v in run["machine"].items())
+        lines += ["", f"Machine ({run['plan']}): {machine}"]
+    return "\n".join(lines) + "\n"
+
+
+def _per_question(run: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Each finished question's own calls, tokens and seconds (differences of the tallies)."""
+    out: dict[str, dict[str, float]] = {}
+    previous = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "wall_s": 0.0}
+    for row in run.get("per_question", []):
+        out[row["question"]] = {key: row[key] - previous[key] for key in previous}
+        previous = row
+    return out
+
+
+def _side_by_side(runs: list[dict[str, Any]]) -> list[str]:
+    by_plan = {run["plan"]: _per_question(run) for run in runs}
+    if not {"planned", "naive"} <= by_plan.keys():
+        return []
+    common = [q for q in by_plan["planned"] if q in by_plan["naive"]]
+    if not common:
+        return []
+    lines = [
+        "",
+        f"Both plans on the {len(common)} question(s) both finished:",
+        "",
+        "| question | planned calls | naive calls | planned s | naive s | naive / planned time |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    totals = {"planned": {"calls": 0.0, "wall_s": 0.0}, "naive": {"calls": 0.0, "wall_s": 0.0}}
+    for question in common:
+        p, n = by_plan["planned"][question], by_plan["naive"][question]
+        for plan, row in (("planned", p), ("naive", n)):
+            totals[plan]["calls"] += row["calls"]
+            totals[plan]["wall_s"] += row["wall_s"]
+        lines.append(
+            f"| {question} | {p['calls']:.0f} | {n['calls']:.0f} | {p['wall_s']:.1f} | "
+            f"{n['wall_s']:.1f} | {n['wall_s'] / p['wall_s']:.2f}x |"
+        )
+    p, n = totals["planned"], totals["naive"]
+    lines.append(
+        f"| **all {len(common)}** | {p['calls']:.0f} | {n['calls']:.0f} | {p['wall_s']:.1f} | "
+        f"{n['wall_s']:.1f} | {n['wall_s'] / p['wall_s']:.2f}x |"
+    )
+    return lines
 
 
 def parse_args() -> argparse.Namespace:
@@ -224,6 +285,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--model", default="local/qwen2.5-coder-1.5b")
     parser.add_argument("--metrics", type=lambda s: tuple(s.split(",")), default=SWEEP_METRICS)
     parser.add_argument("--plans", type=lambda s: s.split(","), default=["planned", "naive"])
+    parser.add_argument(
+        "--budget-min", type=float, default=None, help="naive: start no question after this"
+    )
     return parser.parse_args()
 
 
