@@ -230,6 +230,7 @@ def render_sweep_html(
     retrieval: Sequence[str] = (),
     judges: Sequence[str] = (),
     files: Sequence[str] = (),
+    sides: Sequence[str] = (),
 ) -> str:
     """The report page.
 
@@ -244,6 +245,7 @@ def render_sweep_html(
         retrieval: Retrieval columns of the first summary table (default: every one).
         judges: Columns of the second table (default: the judges that ran).
         files: The report's other files, listed at the end.
+        sides: What fewer and more passages than the best k did, one sentence each.
     """
     import jinja2
 
@@ -265,6 +267,7 @@ def render_sweep_html(
         n_questions=int(frame["question_id"].nunique()),
         n_rows=len(frame),
         best=best,
+        sides=list(sides),
         objective_note=objective_note,
         png=base64.b64encode(png).decode("ascii"),
         tables=[

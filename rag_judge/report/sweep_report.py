@@ -22,6 +22,7 @@ from rag_judge.errors import InputError
 from rag_judge.judges import JUDGES
 from rag_judge.report.sweep_html import MISSING, cost_totals, render_sweep_html
 from rag_judge.report.sweep_plot import RETRIEVAL_PLOTTED, sweep_png
+from rag_judge.sweep.reading import read_sides
 from rag_judge.sweep.result import DEFAULT_OBJECTIVE, SweepResult
 from rag_judge.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES
 from rag_judge.sweep.summary import BestK, objective_values, summarise
@@ -149,6 +150,7 @@ def render_summary_markdown(
     *,
     title: str = "",
     files: Sequence[str] = tuple(FILES),
+    sides: Sequence[str] = (),
 ) -> str:
     """A short markdown summary: the best k and its test, per-k means, what was skipped, files.
 
@@ -159,6 +161,7 @@ def render_summary_markdown(
         best: The best k by it, or None.
         title: The heading (the eval set and what was swept).
         files: The report's files, listed at the end.
+        sides: What fewer and more passages than the best k did (:func:`read_sides`).
     """
     frame = result.per_question
     lines = [f"# {title or 'k-sweep'}", ""]
@@ -176,6 +179,8 @@ def render_summary_markdown(
             _md(best.sentence),
             "",
         ]
+    if sides:
+        lines += [f"- {_md(sentence)}" for sentence in sides] + [""]
     if objective.note:
         lines += [f"> {_md(objective.note)}", ""]
     columns = [c for c in [objective.used] if c and "*" in c] + main_metrics(result)
@@ -268,6 +273,7 @@ def write_sweep_report(
         else result.best_k(chosen.used, n_resamples=n_resamples, seed=seed)
     )
     shown = with_objective(result, summary, chosen.used, n_resamples=n_resamples, seed=seed)
+    sides = read_sides(shown, best.k) if best is not None else []
     frame = result.per_question
     frame.to_parquet(paths["per_question.parquet"], index=False)
     frame.to_csv(paths["per_question.csv"], index=False, lineterminator="\n")
@@ -286,9 +292,10 @@ def write_sweep_report(
         worst=worst,
         judges=judges,
         files=[n for n in FILES if n != "report.html"],
+        sides=sides,
     )
     paths["report.html"].write_text(html, encoding="utf-8", newline="\n")
-    markdown = render_summary_markdown(result, shown, chosen, best, title=title)
+    markdown = render_summary_markdown(result, shown, chosen, best, title=title, sides=sides)
     paths["summary.md"].write_text(markdown, encoding="utf-8", newline="\n")
     return SweepReport(
         out_dir=out,
