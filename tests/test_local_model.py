@@ -127,6 +127,33 @@ def test_context_overflow_is_a_permanent_backend_error(client: ModelClient) -> N
     assert "context window" in result.error
 
 
+@pytest.mark.slow
+@needs_model
+@pytest.mark.parametrize("structured", [False, True], ids=["text", "json-schema"])
+def test_a_timed_out_reply_stops_decoding_at_once(backend: LocalLlama, structured: bool) -> None:
+    """A reply abandoned by its caller (timeout) does not run on to max_tokens: llama.cpp's
+    abort callback ends the decode, so the model is free for the retry right away."""
+    client = ModelClient(backend, policy=CallPolicy(concurrency=1, timeout=3.0, max_attempts=1))
+    long = ask(
+        "Write every whole number from 1 to 5000 in words, separated by commas.", max_tokens=3000
+    )
+    if structured:
+        long = long.model_copy(
+            update={"json_schema": {"type": "array", "items": {"type": "string"}}}
+        )
+    result = asyncio.run(client.chat(long))
+    assert result.status == "timeout"
+    loaded = backend._loaded()
+    with loaded.lock:  # waits for the abandoned call's thread to let go of the model
+        generated = loaded.llama.n_tokens
+    # 3 s at this machine's 10-15 tokens/s, against the 3,000 it would otherwise decode
+    assert generated < 300, f"{generated} tokens evaluated after the caller left"
+    after = asyncio.run(client.chat(ask("What is 2 + 2? Reply with one number.", max_tokens=4)))
+    assert after.status == "ok", after.error  # the next call is not aborted by the old flag
+    assert after.text is not None
+    assert "4" in after.text
+
+
 @needs_model
 def test_missing_gguf_path_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BackendUnavailable, match="does not exist"):

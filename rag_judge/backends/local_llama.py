@@ -58,10 +58,6 @@ MIN_YES_NO_MASS = 0.01
 and the ratio would be noise: the call fails instead of returning a number."""
 
 
-class _Abandoned(Exception):
-    """Raised inside llama.cpp's sampling loop to end a reply whose caller has gone."""
-
-
 @dataclass
 class _Loaded:
     """One loaded model, shared by every LocalLlama with the same key."""
@@ -76,6 +72,25 @@ class _Loaded:
     queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = field(
         default_factory=weakref.WeakKeyDictionary
     )
+    abort: threading.Event = field(default_factory=threading.Event)
+    """Set when the running call's caller has gone: llama.cpp's abort callback then ends the
+    decode in progress (prompt or reply) at its next graph node."""
+    abort_callback: Any = None
+    """The ctypes callback handed to llama.cpp (kept referenced while the model lives)."""
+    running: object | None = None
+    """The ticket of the call llama.cpp is running now (None between calls)."""
+
+    def watch_abort(self) -> None:
+        """Let :attr:`abort` stop llama.cpp mid-decode: ``llama_decode`` then fails (code 2).
+
+        An exception raised in a logits processor would not do: llama.cpp calls it through a
+        ctypes callback, which only prints the exception and carries on decoding.
+        """
+        import llama_cpp
+
+        flag = self.abort
+        self.abort_callback = llama_cpp.ggml_abort_callback(lambda _data: flag.is_set())
+        llama_cpp.llama_set_abort_callback(self.llama.ctx, self.abort_callback, None)
 
 
 class LocalLlama:
@@ -171,9 +186,11 @@ class LocalLlama:
             )
         except (ValueError, RuntimeError, OSError) as error:
             raise BackendUnavailable(f"cannot load {self.endpoint}: {error}") from error
-        return _Loaded(
+        loaded = _Loaded(
             llama, _single_tokens(llama, YES_VARIANTS), _single_tokens(llama, NO_VARIANTS)
         )
+        loaded.watch_abort()
+        return loaded
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat reply; with ``json_schema``, decoding is grammar-constrained to the schema."""
@@ -185,15 +202,6 @@ class LocalLlama:
         }
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
-        abandoned = threading.Event()
-
-        def stop_if_abandoned(_ids: Any, scores: Any) -> Any:
-            """Called before each token: end a reply nobody waits for any more (timed out)."""
-            if abandoned.is_set():
-                raise _Abandoned(f"{self.name}: reply abandoned by its caller (timeout)")
-            return scores
-
-        kwargs["logits_processor"] = [stop_if_abandoned]
 
         def call(loaded: _Loaded) -> ChatResponse:
             reply = loaded.llama.create_chat_completion(**kwargs)
@@ -205,7 +213,7 @@ class LocalLlama:
                 finish_reason=choice.get("finish_reason"),
             )
 
-        return await self._run(call, abandoned)
+        return await self._run(call)
 
     async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
         """P(yes) / (P(yes) + P(no)) for the first token of the reply, over the full vocabulary.
@@ -247,34 +255,41 @@ class LocalLlama:
 
         return await self._run(call)
 
-    async def _run(
-        self, call: Callable[[_Loaded], T], abandoned: threading.Event | None = None
-    ) -> T:
+    async def _run(self, call: Callable[[_Loaded], T]) -> T:
         """Run ``call`` in a worker thread, one at a time per loaded model.
 
-        A thread cannot be cancelled: when the caller gives up (a timeout), ``abandoned`` is
-        set and the reply stops at its next token, so a runaway generation does not hold the
-        model while the retry waits behind it.
+        A thread cannot be cancelled: when the caller gives up (a timeout), the model's abort
+        flag is set and llama.cpp stops the decode in progress, so a runaway generation (or a
+        long prompt) does not hold the model while the retry waits behind it.
         """
         loaded = await asyncio.to_thread(self._loaded)
         loop = asyncio.get_running_loop()
         with loaded.guard:
             queue = loaded.queues.setdefault(loop, asyncio.Lock())
+        ticket = object()
         async with queue:  # waiting calls hold no thread; a cancelled waiter costs nothing
             try:
-                return await asyncio.to_thread(self._guarded, loaded, call)
+                return await asyncio.to_thread(self._guarded, loaded, call, ticket)
             except asyncio.CancelledError:
-                if abandoned is not None:
-                    abandoned.set()
+                with loaded.guard:  # abort this call only, never another loop's
+                    if loaded.running is ticket:
+                        loaded.abort.set()
                 raise
 
-    def _guarded(self, loaded: _Loaded, call: Callable[[_Loaded], T]) -> T:
+    def _guarded(self, loaded: _Loaded, call: Callable[[_Loaded], T], ticket: object) -> T:
         with loaded.lock:  # also serialises other event loops and threads
+            with loaded.guard:
+                loaded.abort.clear()  # a flag left by an abandoned call is not this call's
+                loaded.running = ticket
             try:
                 return call(loaded)
             except BackendError:
                 raise
             except (ValueError, RuntimeError) as error:  # context overflow, decode failure
+                if loaded.abort.is_set():
+                    raise BackendError(
+                        f"{self.name}: stopped, its caller has gone (timeout)", transient=True
+                    ) from error
                 raise BackendError(
                     f"{self.name}: {error} (n_ctx={self.n_ctx})", transient=False
                 ) from error
@@ -282,6 +297,9 @@ class LocalLlama:
                 raise BackendError(
                     f"{self.name}: {type(error).__name__}: {error}", transient=False
                 ) from error
+            finally:
+                with loaded.guard:
+                    loaded.running = None
 
 
 def _messages(request: ChatRequest) -> list[ChatCompletionRequestMessage]:
