@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import time
@@ -78,18 +79,30 @@ def _tally(ledger: Ledger, started: float) -> dict[str, Any]:
 class Recorder:
     """Per-question cumulative tallies for one plan, saved after every question."""
 
-    def __init__(self, plan: str, ledger: Ledger, save: Any) -> None:
+    def __init__(
+        self, plan: str, ledger: Ledger, save: Any, earlier: list[dict[str, Any]] | None = None
+    ) -> None:
         self.plan = plan
         self.ledger = ledger
         self.save = save
         self.started = time.perf_counter()
-        self.per_question: list[dict[str, Any]] = []
+        self.per_question: list[dict[str, Any]] = list(earlier or [])
+        """Cumulative rows; a resumed run continues the tallies of its earlier questions."""
+        self._base = dict(self.per_question[-1]) if self.per_question else {}
 
     def done(self, question_id: str) -> None:
-        row = {"question": question_id, **_tally(self.ledger, self.started)}
+        now = _tally(self.ledger, self.started)
+        row = {"question": question_id, **{k: v + self._base.get(k, 0) for k, v in now.items()}}
+        row["wall_s"] = round(row["wall_s"], 1)
         self.per_question.append(row)
         print(f"{self.plan}: {json.dumps(row, ensure_ascii=False)}", flush=True)
         self.save(self.per_question)
+
+    def totals(self) -> dict[str, Any]:
+        """The run's cumulative tallies (earlier questions included) and its rows."""
+        last = self.per_question[-1] if self.per_question else _tally(self.ledger, self.started)
+        keys = ("calls", "prompt_tokens", "completion_tokens", "wall_s")
+        return {**{k: last[k] for k in keys}, "per_question": self.per_question}
 
     def elapsed_min(self) -> float:
         return (time.perf_counter() - self.started) / 60
@@ -99,7 +112,7 @@ async def planned(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) 
     """The sweep as rag_judge plans it."""
     ledger = Ledger()
     client = _client(args.model, ledger)
-    recorder = Recorder("planned", ledger, save)
+    recorder = Recorder("planned", ledger, save, args.earlier.get("planned"))
     result = await run_sweep(
         eval_set,
         retriever=rag.retriever,
@@ -110,8 +123,7 @@ async def planned(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) 
         metrics=args.metrics,
         progress=recorder.done,
     )
-    out = _tally(ledger, recorder.started)
-    out["per_question"] = recorder.per_question
+    out = recorder.totals()
     out["means_at_k_max"] = {m: _mean(result.per_question, m, max(args.ks)) for m in result.metrics}
     return out
 
@@ -123,7 +135,7 @@ async def naive(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) ->
     texts = {c.id: c.text for c in rag.chunks}
     queries = list(eval_set.queries)
     hits = await rag.retriever.search([q.question for q in queries], max(args.ks))
-    recorder = Recorder("naive", ledger, save)
+    recorder = Recorder("naive", ledger, save, args.earlier.get("naive"))
     for query, ranked in zip(queries, hits, strict=True):
         if args.budget_min is not None and recorder.elapsed_min() >= args.budget_min:
             print(f"naive: budget of {args.budget_min} min spent; stopping", flush=True)
@@ -152,9 +164,7 @@ async def naive(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) ->
                 support_probability=False,
             )
         recorder.done(query.id)
-    out = _tally(ledger, recorder.started)
-    out["per_question"] = recorder.per_question
-    return out
+    return recorder.totals()
 
 
 def _mean(frame: Any, metric: str, k: int) -> float | None:
@@ -186,16 +196,26 @@ async def main(args: argparse.Namespace) -> None:
         "model": args.model,
         "retriever": "bm25",
     }
+    args.earlier = {}
     for plan in args.plans:
         machine = machine_info("llama-cpp-python")
         run: dict[str, Any] = {"plan": plan, **setup, "machine": machine, "finished": False}
+        old = next((r for r in report["runs"] if r["plan"] == plan), None)
+        subset = eval_set
+        if args.resume and old is not None and old.get("per_question"):
+            done = {row["question"] for row in old["per_question"]}
+            args.earlier[plan] = old["per_question"]
+            run["machine"] = old["machine"]
+            run["resumed"] = [*old.get("resumed", []), machine]
+            queries = tuple(q for q in eval_set.queries if q.id not in done)
+            subset = dataclasses.replace(eval_set, queries=queries)
         report["runs"] = [r for r in report["runs"] if r["plan"] != plan] + [run]
 
         def save(per_question: list[dict[str, Any]], run: dict[str, Any] = run) -> None:
             run["per_question"] = per_question
             _write(path, report)
 
-        measured = await (planned if plan == "planned" else naive)(args, eval_set, rag, save)
+        measured = await (planned if plan == "planned" else naive)(args, subset, rag, save)
         run.update(measured, finished=True, load_average_at_end=list(os.getloadavg()))
         _write(path, report)
         print(json.dumps({"plan": plan, **measured}, ensure_ascii=False), flush=True)
@@ -228,6 +248,14 @@ def render(report: dict[str, Any]) -> str:
             f"{last.get('completion_tokens', 0):,} | {last.get('wall_s', 0)} | "
             f"{run['machine']['load_average_at_start']} |"
         )
+    for run in report["runs"]:
+        if not run.get("finished", True):
+            done = len(run.get("per_question", []))
+            lines += [
+                "",
+                f"The {run['plan']} run was stopped after {done} of {len(run['questions'])} "
+                "questions; its numbers are those of the finished questions.",
+            ]
     lines += _side_by_side(report["runs"])
     for run in report["runs"]:
         machine = ", ".join(f"{k}={v}" for k, v in run["machine"].items())
@@ -241,7 +269,7 @@ def _per_question(run: dict[str, Any]) -> dict[str, dict[str, float]]:
     previous = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "wall_s": 0.0}
     for row in run.get("per_question", []):
         out[row["question"]] = {key: row[key] - previous[key] for key in previous}
-        previous = row
+        previous = {key: row[key] for key in previous}
     return out
 
 
@@ -287,6 +315,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--plans", type=lambda s: s.split(","), default=["planned", "naive"])
     parser.add_argument(
         "--budget-min", type=float, default=None, help="naive: start no question after this"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue each plan's recorded run with the questions it has not finished",
     )
     return parser.parse_args()
 
