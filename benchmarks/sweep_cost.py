@@ -249,8 +249,8 @@ def render(report: dict[str, Any]) -> str:
             f"{run['machine']['load_average_at_start']} |"
         )
     for run in report["runs"]:
-        if not run.get("finished", True):
-            done = len(run.get("per_question", []))
+        done = len(run.get("per_question", []))
+        if done < len(run["questions"]):
             lines += [
                 "",
                 f"The {run['plan']} run was stopped after {done} of {len(run['questions'])} "
