@@ -106,15 +106,23 @@ def run_cli(tmp_path: Path, server: FakeOpenAIServer, *extra: str) -> Any:
     return CliRunner().invoke(main, args, env=env)
 
 
-def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
+@pytest.fixture
+def served(
     tmp_path: Path,
     fake_openai: FakeOpenAIServer,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
+) -> FakeOpenAIServer:
+    """The fake server answering as sweep_model, with an empty config file."""
     (tmp_path / "empty.toml").write_text("", encoding="utf-8")
     monkeypatch.setenv("RAG_JUDGE_CONFIG", str(tmp_path / "empty.toml"))
     fake_openai.respond = sweep_model
-    run = run_cli(tmp_path, fake_openai)
+    return fake_openai
+
+
+def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    run = run_cli(tmp_path, served)
     assert run.exit_code == 0, run.output
     out = tmp_path / "out"
     for name in ("per_question.parquet", "per_question.csv", "summary.csv", "sweep.png"):
@@ -125,22 +133,17 @@ def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
     assert len(frame) == 6
     assert set(frame.faithfulness.dropna()) == {1.0}
     assert frame.doc_recall.notna().all()
-    calls = fake_openai.total_calls
-    again = run_cli(tmp_path, fake_openai)
+    calls = served.total_calls
+    again = run_cli(tmp_path, served)
     assert again.exit_code == 0, again.output
-    assert fake_openai.total_calls == calls  # everything came from the cache
+    assert served.total_calls == calls  # everything came from the cache
     assert "0 made" in again.output
 
 
 def test_sweep_command_sweeps_your_own_rag_from_jsonl(
-    tmp_path: Path,
-    fake_openai: FakeOpenAIServer,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, served: FakeOpenAIServer
 ) -> None:
     """--rag FILE.jsonl: its retrievals and answers are swept and judged; nothing is generated."""
-    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
-    monkeypatch.setenv("RAG_JUDGE_CONFIG", str(tmp_path / "empty.toml"))
-    fake_openai.respond = sweep_model
     passages = [{"id": f"p{i}", "text": f"第{i}段。", "doc_id": f"d{i}"} for i in range(3)]
     records = [
         {
@@ -152,19 +155,19 @@ def test_sweep_command_sweeps_your_own_rag_from_jsonl(
     ]
     rag = tmp_path / "my_rag.jsonl"
     rag.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
-    run = run_cli(tmp_path, fake_openai, "--rag", str(rag))
+    run = run_cli(tmp_path, served, "--rag", str(rag))
     assert run.exit_code == 0, run.output
     frame = pd.read_parquet(tmp_path / "out" / "per_question.parquet")
     assert len(frame) == 6
     assert set(frame.answer_source) == {"external"}
     assert sorted(set(frame.answer)) == ["答案1。", "答案2。", "答案3。"]
-    systems = [body["messages"][0]["content"] for body in fake_openai.bodies()]
+    systems = [body["messages"][0]["content"] for body in served.bodies()]
     judged = [s for s in systems if any(k in s for k in ('"verdicts"', '"claims"', '"questions"'))]
     assert judged  # the judges were asked
     assert judged == systems  # and nothing else: no answer was generated
 
     rag.write_text('{"question_id": "DEV_0_QUERY_0", "contexts": "not a list"}\n')
-    bad = run_cli(tmp_path, fake_openai, "--rag", str(rag))
+    bad = run_cli(tmp_path, served, "--rag", str(rag))
     assert bad.exit_code == 2
     assert "my_rag.jsonl:1" in bad.output
     assert "contexts" in bad.output
