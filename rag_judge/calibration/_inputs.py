@@ -13,30 +13,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from rag_judge.errors import InputError
+from rag_judge.stats import as_finite_values
 
 FloatArray: TypeAlias = NDArray[np.float64]
 IntArray: TypeAlias = NDArray[np.intp]
 
-
-def as_values(values: ArrayLike, field: str) -> FloatArray:
-    """Convert to a one-dimensional float64 array; reject empty and non-finite input."""
-    try:
-        x = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"expected a sequence of numbers ({exc})", field=field) from exc
-    if x.ndim != 1:
-        raise InputError(f"expected a one-dimensional sequence, got shape {x.shape}", field=field)
-    if x.size == 0:
-        raise InputError("empty input: need at least one value", field=field)
-    bad = np.flatnonzero(~np.isfinite(x))
-    if bad.size:
-        first = int(bad[0])
-        raise InputError(
-            f"non-finite value {x[first]} at index {first} ({bad.size} in total); "
-            "NaN and inf are not allowed",
-            field=field,
-        )
-    return x
+as_values = as_finite_values
+"""One input as a float64 array; empty or non-finite input is rejected, naming the field."""
 
 
 def as_pair(
