@@ -47,6 +47,7 @@ from rag_judge.eval_sets import bundled_root
 from rag_judge.set_folders import (
     Where,
     bad,
+    complete_folders,
     jsonl,
     read_manifest,
     resolve_folder,
@@ -137,11 +138,7 @@ def _stratum_order(label: Label) -> tuple[bool, int, str]:
 
 def available_calibration_sets() -> list[str]:
     """Names of the bundled calibration sets (folders with a manifest, samples and labels)."""
-    root = bundled_root()
-    if not root.is_dir():
-        return []
-    names = ("manifest.json", *DATA_FILES)
-    return sorted(p.name for p in root.iterdir() if all((p / f).is_file() for f in names))
+    return complete_folders(bundled_root(), DATA_FILES)
 
 
 def load_calibration_set(name_or_path: str | Path) -> CalibrationSet:

@@ -41,6 +41,7 @@ from rag_judge.pipeline.chunking import Document
 from rag_judge.set_folders import (
     Where,
     bad,
+    complete_folders,
     jsonl,
     read_manifest,
     resolve_folder,
@@ -107,11 +108,7 @@ def bundled_root() -> Path:
 
 def available_eval_sets() -> list[str]:
     """Names of the bundled retrieval eval sets (folders with a manifest and the data files)."""
-    root = bundled_root()
-    if not root.is_dir():
-        return []
-    names = ("manifest.json", *DATA_FILES)
-    return sorted(p.name for p in root.iterdir() if all((p / f).is_file() for f in names))
+    return complete_folders(bundled_root(), DATA_FILES)
 
 
 def load_eval_set(name_or_path: str | Path) -> EvalSet:

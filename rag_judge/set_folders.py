@@ -22,6 +22,14 @@ def bad(message: str, where: Where | Path, field: str | None = None) -> InputErr
     return InputError(message, source=str(path), line=line, field=field)
 
 
+def complete_folders(root: Path, data_files: Sequence[str]) -> list[str]:
+    """Names of the folders under ``root`` that hold ``manifest.json`` and every data file."""
+    if not root.is_dir():
+        return []
+    names = ("manifest.json", *data_files)
+    return sorted(p.name for p in root.iterdir() if all((p / f).is_file() for f in names))
+
+
 def resolve_folder(
     name_or_path: str | Path, *, bundled: Path, available: Sequence[str], kind: str
 ) -> Path:

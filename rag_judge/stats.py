@@ -104,7 +104,7 @@ def bootstrap_mean_ci(
         InputError: If values are empty, not one-dimensional, or not finite, or if
             ``confidence`` or ``n_resamples`` is out of range.
     """
-    x = _as_scores(values, "values")
+    x = as_finite_values(values, "values")
     _check_confidence(confidence)
     _check_n_resamples(n_resamples)
     scaled, exponent = _scale_to_unit(x)
@@ -229,8 +229,9 @@ def paired_randomization_test(
 # --- input checks -----------------------------------------------------------------------------
 
 
-def _as_scores(values: Scores, name: str) -> FloatArray:
-    """Convert to a one-dimensional float64 array, rejecting empty and non-finite input."""
+def as_finite_values(values: ArrayLike, name: str) -> FloatArray:
+    """Convert to a one-dimensional float64 array, rejecting empty and non-finite input
+    (the error names the argument ``name``)."""
     try:
         x = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -252,8 +253,8 @@ def _as_scores(values: Scores, name: str) -> FloatArray:
 
 def _as_paired_scores(a: Scores, b: Scores) -> tuple[FloatArray, FloatArray]:
     """Convert both inputs and check that they pair up one to one."""
-    x = _as_scores(a, "a")
-    y = _as_scores(b, "b")
+    x = as_finite_values(a, "a")
+    y = as_finite_values(b, "b")
     if x.size != y.size:
         raise InputError(
             f"mismatched lengths: a has {x.size} values but b has {y.size}; "

@@ -47,7 +47,9 @@ class Ledger:
         seconds: float,
     ) -> None:
         """Add one finished call."""
-        tally = self.models.setdefault(model, ModelTally())
+        tally = self.models.get(model)
+        if tally is None:  # not setdefault: that would build a tally on every call
+            tally = self.models[model] = ModelTally()
         tally.statuses[status] += 1
         if cached:
             tally.cached += 1
