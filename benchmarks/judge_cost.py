@@ -20,13 +20,15 @@ same order, against the same server; the ragas side runs in its own venv
 
 Every finished (tool, sample, metric) is appended to ``results/judge_cost.records.jsonl`` and
 the summary (``results/judge_cost.json`` and ``.md``) is rewritten, so an interrupted run keeps
-what it finished. Records of tools not run this time are kept (same samples file only).
+what it finished. Records of tools not run this time are kept (same samples file only);
+``--resume`` also keeps each run tool's finished samples and runs only the rest.
 
 Usage::
 
     .venv/bin/python benchmarks/judge_cost.py --build-samples        # once; ~5 min
     .venv/bin/python benchmarks/judge_cost.py --limit 2 --tools ragas  # smoke run
     .venv/bin/python benchmarks/judge_cost.py                          # both tools, 20 samples
+    .venv/bin/python benchmarks/judge_cost.py --resume                 # only unfinished samples
 """
 
 from __future__ import annotations
@@ -711,15 +713,30 @@ def _by_k(value: Any) -> dict[str, float | None] | None:
 class Recorder:
     """Appends records to a JSONL file and rewrites the summary after each one."""
 
-    def __init__(self, out: Path, report: dict[str, Any], samples_sha: str, rerun: set[str]):
+    def __init__(
+        self,
+        out: Path,
+        report: dict[str, Any],
+        samples_sha: str,
+        rerun: set[str],
+        resume: bool = False,
+    ):
+        """Keep the records file's records of tools not rerun; with ``resume``, also those of
+        the samples a rerun tool finished (every metric), which that tool then skips."""
         self.out, self.report, self.samples_sha = out, report, samples_sha
         self.records_path = out.with_suffix(".records.jsonl")
-        kept: list[dict[str, Any]] = []
+        earlier: list[dict[str, Any]] = []
         if self.records_path.exists():
             for line in self.records_path.read_text(encoding="utf-8").splitlines():
                 record = json.loads(line)
-                if record.get("samples_sha256") == samples_sha and record["tool"] not in rerun:
-                    kept.append(record)
+                if record.get("samples_sha256") == samples_sha:
+                    earlier.append(record)
+        self.finished = finished_samples(earlier) if resume else {}
+        kept = [
+            r
+            for r in earlier
+            if r["tool"] not in rerun or r["sample_id"] in self.finished.get(r["tool"], set())
+        ]
         self.records = kept
         out.parent.mkdir(parents=True, exist_ok=True)
         self.records_path.write_text(
@@ -867,15 +884,22 @@ def _combine(rows: list[dict[str, Any]], n: int) -> dict[str, Any]:
     }
 
 
-def complete_samples(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Records of the samples every tool finished (all the metrics it runs), for a fair table."""
+def finished_samples(records: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Per tool, the samples it has a record of for every metric it ran on any sample."""
     done: dict[str, dict[str, set[str]]] = {}
     for r in records:
         done.setdefault(r["tool"], {}).setdefault(r["sample_id"], set()).add(r["metric"])
-    common: set[str] | None = None
-    for samples in done.values():
+    finished = {}
+    for tool, samples in done.items():
         needed = set().union(*samples.values())
-        ids = {sample for sample, metrics in samples.items() if metrics >= needed}
+        finished[tool] = {sample for sample, metrics in samples.items() if metrics >= needed}
+    return finished
+
+
+def complete_samples(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records of the samples every tool finished (all the metrics it runs), for a fair table."""
+    common: set[str] | None = None
+    for ids in finished_samples(records).values():
         common = ids if common is None else common & ids
     return [r for r in records if r["sample_id"] in (common or set())]
 
@@ -1077,6 +1101,11 @@ def main(argv: list[str] | None = None) -> None:
         "tool finished (for tools run in separate invocations)",
     )
     parser.add_argument("--status", default="finished", help="status line for --summarise")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep each tool's finished samples from the records file and run only the others",
+    )
     args = parser.parse_args(argv)
     if args.summarise:
         summarise_files(args.summarise, args.out, args.status)
@@ -1113,11 +1142,19 @@ def main(argv: list[str] | None = None) -> None:
         "sides": {},
         "notes": NOTES,
     }
-    recorder = Recorder(args.out, report, samples_sha, set(tools))
+    recorder = Recorder(args.out, report, samples_sha, set(tools), resume=args.resume)
+    todo = {
+        tool: [s for s in samples if s["id"] not in recorder.finished.get(tool, set())]
+        for tool in tools
+    }
+    report["parameters"]["resumed_with"] = {
+        tool: len(samples) - len(todo[tool]) for tool in tools if args.resume
+    }
     with tempfile.TemporaryDirectory(prefix="judge_cost_") as tmp:
         limited = Path(tmp) / "samples.jsonl"
         limited.write_text(
-            "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in samples), encoding="utf-8"
+            "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in todo.get("ragas", [])),
+            encoding="utf-8",
         )
         server_log = Path(tmp) / "llama_server.log"
         print(f"starting llama server (log: {server_log})", flush=True)
@@ -1127,12 +1164,14 @@ def main(argv: list[str] | None = None) -> None:
             print(f"llama server {upstream}, proxy {proxy.url}", flush=True)
             try:
                 for tool in tools:  # sequentially, same server
-                    if tool == "ragas":
+                    if not todo[tool]:
+                        side = {"status": "every sample already recorded"}
+                    elif tool == "ragas":
                         side = run_ragas_side(
                             proxy, limited, recorder, args.ragas_n, args.ragas_metrics
                         )
                     else:
-                        side = run_rag_judge_side(proxy, samples, recorder)
+                        side = run_rag_judge_side(proxy, todo[tool], recorder)
                     report["sides"][tool] = side
                     print(f"{tool} side: {side}", flush=True)
                     recorder.write()

@@ -53,6 +53,8 @@ from rag_judge.sweep.plan import SWEEP_METRICS, parse_ks
 from rag_judge.types import RagSample
 
 RESULTS = Path(__file__).parent / "results"
+Rows = list[dict[str, Any]]
+"""Per-question cumulative tallies, as :class:`Recorder` saves them."""
 
 
 def _client(model: str, ledger: Ledger) -> ModelClient:
@@ -79,9 +81,7 @@ def _tally(ledger: Ledger, started: float) -> dict[str, Any]:
 class Recorder:
     """Per-question cumulative tallies for one plan, saved after every question."""
 
-    def __init__(
-        self, plan: str, ledger: Ledger, save: Any, earlier: list[dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, plan: str, ledger: Ledger, save: Any, earlier: Rows | None = None) -> None:
         self.plan = plan
         self.ledger = ledger
         self.save = save
@@ -108,11 +108,13 @@ class Recorder:
         return (time.perf_counter() - self.started) / 60
 
 
-async def planned(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) -> dict[str, Any]:
-    """The sweep as rag_judge plans it."""
+async def planned(
+    args: argparse.Namespace, eval_set: Any, rag: Any, save: Any, earlier: Rows | None
+) -> dict[str, Any]:
+    """The sweep as rag_judge plans it (``earlier``: rows of the run this one resumes)."""
     ledger = Ledger()
     client = _client(args.model, ledger)
-    recorder = Recorder("planned", ledger, save, args.earlier.get("planned"))
+    recorder = Recorder("planned", ledger, save, earlier)
     result = await run_sweep(
         eval_set,
         retriever=rag.retriever,
@@ -128,14 +130,16 @@ async def planned(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) 
     return out
 
 
-async def naive(args: argparse.Namespace, eval_set: Any, rag: Any, save: Any) -> dict[str, Any]:
+async def naive(
+    args: argparse.Namespace, eval_set: Any, rag: Any, save: Any, earlier: Rows | None
+) -> dict[str, Any]:
     """Every k judged from scratch: generate, then evaluate the (question, top k, answer)."""
     ledger = Ledger()
     client = _client(args.model, ledger)
     texts = {c.id: c.text for c in rag.chunks}
     queries = list(eval_set.queries)
     hits = await rag.retriever.search([q.question for q in queries], max(args.ks))
-    recorder = Recorder("naive", ledger, save, args.earlier.get("naive"))
+    recorder = Recorder("naive", ledger, save, earlier)
     for query, ranked in zip(queries, hits, strict=True):
         if args.budget_min is not None and recorder.elapsed_min() >= args.budget_min:
             print(f"naive: budget of {args.budget_min} min spent; stopping", flush=True)
@@ -196,15 +200,14 @@ async def main(args: argparse.Namespace) -> None:
         "model": args.model,
         "retriever": "bm25",
     }
-    args.earlier = {}
     for plan in args.plans:
         machine = machine_info("llama-cpp-python")
         run: dict[str, Any] = {"plan": plan, **setup, "machine": machine, "finished": False}
         old = next((r for r in report["runs"] if r["plan"] == plan), None)
-        subset = eval_set
+        subset, earlier = eval_set, None
         if args.resume and old is not None and old.get("per_question"):
-            done = {row["question"] for row in old["per_question"]}
-            args.earlier[plan] = old["per_question"]
+            earlier = old["per_question"]
+            done = {row["question"] for row in earlier}
             run["machine"] = old["machine"]
             run["resumed"] = [*old.get("resumed", []), machine]
             queries = tuple(q for q in eval_set.queries if q.id not in done)
@@ -215,7 +218,8 @@ async def main(args: argparse.Namespace) -> None:
             run["per_question"] = per_question
             _write(path, report)
 
-        measured = await (planned if plan == "planned" else naive)(args, subset, rag, save)
+        measure = planned if plan == "planned" else naive
+        measured = await measure(args, subset, rag, save, earlier)
         run.update(measured, finished=True, load_average_at_end=list(os.getloadavg()))
         _write(path, report)
         print(json.dumps({"plan": plan, **measured}, ensure_ascii=False), flush=True)
