@@ -260,6 +260,59 @@ def load_samples(limit: int | None) -> list[dict[str, Any]]:
     return rows[:limit] if limit else rows
 
 
+# ----------------------------------------------------------------------------- server timings
+
+SERVER_TIMING_KEYS = (
+    "server_timed_requests",
+    "server_prefix_hit_tokens",
+    "server_prompt_eval_tokens",
+    "server_prompt_eval_ms",
+    "server_eval_runs",
+    "server_eval_ms",
+    "server_total_ms",
+)
+_PERF_LINE = re.compile(
+    r"(prompt eval time|eval time|total time) =\s*([\d.]+) ms /\s*(\d+) (?:tokens|runs)"
+)
+_PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit")
+
+
+def server_timings(text: str) -> dict[str, float]:
+    """Sums of llama.cpp's per-request timing lines in a stretch of the (verbose) server log:
+    prompt tokens actually evaluated (after the KV-prefix reuse) and the time they took, decode
+    runs and time, and the server's total per request."""
+    out: dict[str, float] = dict.fromkeys(SERVER_TIMING_KEYS, 0)
+    for match in _PREFIX_HIT.finditer(text):
+        out["server_prefix_hit_tokens"] += int(match.group(1))
+    for match in _PERF_LINE.finditer(text):
+        what, ms, count = match.group(1), float(match.group(2)), int(match.group(3))
+        if what == "prompt eval time":
+            out["server_prompt_eval_ms"] += ms
+            out["server_prompt_eval_tokens"] += count
+        elif what == "eval time":
+            out["server_eval_ms"] += ms
+            out["server_eval_runs"] += count
+        else:
+            out["server_total_ms"] += ms
+            out["server_timed_requests"] += 1
+    return out
+
+
+class ServerLog:
+    """The llama server's log, read on from where the last read stopped (whole lines only)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset = path, 0
+
+    def read_new(self) -> str:
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        whole = data[: data.rfind(b"\n") + 1]
+        self.offset += len(whole)
+        return whole.decode("utf-8", "replace")
+
+
 # ----------------------------------------------------------------------------- counting proxy
 
 
@@ -271,10 +324,17 @@ class CountingProxy:
     over HTTP. ``set_phase`` labels the calls that follow; ``phase_stats`` sums them.
     """
 
-    def __init__(self, upstream: str, default_max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        server_log: ServerLog | None = None,
+    ) -> None:
         from rag_judge.backends.embedders import USEM3Embedder
 
         self.upstream = upstream.rstrip("/")
+        self.server_log = server_log
+        """Read after every chat call: llama.cpp's timings of that call (calls are sequential)."""
         self.default_max_tokens = default_max_tokens
         self.embedder = USEM3Embedder()
         self.phase = "idle"
@@ -361,6 +421,8 @@ class CountingProxy:
         async with self._session.post(self.upstream + "/v1/chat/completions", json=body) as reply:
             status, payload = reply.status, await reply.read()
         call.update(status=status, seconds=round(time.perf_counter() - started, 3))
+        if self.server_log is not None:
+            call.update(server_timings(self.server_log.read_new()))
         try:
             data = json.loads(payload)
         except ValueError:
@@ -458,6 +520,7 @@ def call_stats(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "embedding_calls": len(emb),
         "embedded_texts": sum(c.get("texts", 0) for c in emb),
         "embedding_seconds": round(sum(c.get("seconds", 0.0) for c in emb), 3),
+        **{key: round(sum(c.get(key, 0) for c in chat), 1) for key in SERVER_TIMING_KEYS},
         "requests": [
             {
                 k: c.get(k)
@@ -794,7 +857,18 @@ def metric_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "scored": len(values),
         "unscored": n - len(values),
         "statuses": dict(Counter(r["status"] for r in records)),
+        "server_time_per_sample": _server_time(records),
     }
+
+
+def _server_time(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Per-sample means of the llama server's timings over the records that have them (runs
+    before they were recorded have none), with the usage and call time of the same records."""
+    timed = [r for r in records if r.get("server_timed_requests")]
+    if not timed:
+        return None
+    keys = ("prompt_tokens", "llm_seconds", *SERVER_TIMING_KEYS)
+    return {"samples": len(timed), **{key: _mean([r.get(key, 0) for r in timed]) for key in keys}}
 
 
 def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1030,6 +1104,7 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {s['choices_returned']} / {s['calls']} | {temps} "
                 f"| {s['truncated_replies']} | {s['failed_calls']} |"
             )
+    lines += _server_time_lines(summary)
     lines += ["", "## Sides", ""]
     lines += [
         f"* {tool}: {json.dumps(info, ensure_ascii=False)}"
@@ -1038,6 +1113,45 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", "## Notes", "", *[f"* {n}" for n in report.get("notes", [])]]
     lines += ["", "## Machine", "", *(f"* {k}: {v}" for k, v in report["machine"].items()), ""]
     return "\n".join(lines)
+
+
+def _server_time_lines(summary: dict[str, Any]) -> list[str]:
+    """Where each (tool, metric)'s model time went, per sample, from the llama server's own
+    timings: prompt tokens evaluated (the rest came from its KV-prefix cache) and decode."""
+    rows = []
+    for tool, metrics in summary.items():
+        for metric, s in metrics.items():
+            t = s.get("server_time_per_sample")
+            if not t:
+                continue
+            server_s = t["server_total_ms"] / 1000
+            rest = server_s - (t["server_prompt_eval_ms"] + t["server_eval_ms"]) / 1000
+            rows.append(
+                f"| {tool} | {metric} | {t['samples']} | {_fmt(t['prompt_tokens'])} "
+                f"| {_fmt(t['server_prompt_eval_tokens'])} "
+                f"| {_fmt(t['server_prompt_eval_ms'] / 1000)} | {_fmt(t['server_eval_runs'])} "
+                f"| {_fmt(t['server_eval_ms'] / 1000)} | {_fmt(rest)} | {_fmt(server_s)} "
+                f"| {_fmt(t['llm_seconds'])} | {_fmt(t['llm_seconds'] - server_s)} |"
+            )
+    if not rows:
+        return []
+    return [
+        "",
+        "## Where the model time went (llama server's timings, per sample)",
+        "",
+        "| tool | metric | samples timed | prompt tok (usage) | prompt tok evaluated | prefill s "
+        "| decode runs | decode s | sampling and rest s | server total s | call s at the proxy "
+        "| outside llama.cpp s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+        "*prompt tok evaluated*: what llama.cpp prefilled; the rest of the usage count was reused "
+        "from its KV cache (the prefix shared with the previous request). *sampling and rest*: "
+        "the server's total minus prefill and decode (token sampling, grammar-constrained for a "
+        "JSON schema, included). *outside llama.cpp*: "
+        "call time at the proxy minus the server's total (HTTP, JSON-schema-to-grammar "
+        "conversion, queueing).",
+    ]
 
 
 def _machine() -> dict[str, Any]:
@@ -1159,7 +1273,7 @@ def main(argv: list[str] | None = None) -> None:
         server_log = Path(tmp) / "llama_server.log"
         print(f"starting llama server (log: {server_log})", flush=True)
         with llama_server(server_log) as upstream:
-            proxy = CountingProxy(upstream)
+            proxy = CountingProxy(upstream, server_log=ServerLog(server_log))
             proxy.start()
             print(f"llama server {upstream}, proxy {proxy.url}", flush=True)
             try:
