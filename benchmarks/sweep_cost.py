@@ -264,6 +264,11 @@ def render(report: dict[str, Any]) -> str:
     for run in report["runs"]:
         machine = ", ".join(f"{k}={v}" for k, v in run["machine"].items())
         lines += ["", f"Machine ({run['plan']}): {machine}"]
+        for later in run.get("resumed", []):
+            lines.append(
+                f"Resumed ({run['plan']}): {later.get('date_utc')}, load average at start "
+                f"{later.get('load_average_at_start')}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -288,25 +293,29 @@ def _side_by_side(runs: list[dict[str, Any]]) -> list[str]:
         "",
         f"Both plans on the {len(common)} question(s) both finished:",
         "",
-        "| question | planned calls | naive calls | planned s | naive s | naive / planned time |",
-        "|---|--:|--:|--:|--:|--:|",
+        "| question | planned calls | naive calls | planned prompt + completion tok "
+        "| naive prompt + completion tok | planned s | naive s | naive / planned time |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
-    totals = {"planned": {"calls": 0.0, "wall_s": 0.0}, "naive": {"calls": 0.0, "wall_s": 0.0}}
+    keys = ("calls", "prompt_tokens", "completion_tokens", "wall_s")
+    totals = {plan: dict.fromkeys(keys, 0.0) for plan in ("planned", "naive")}
     for question in common:
         p, n = by_plan["planned"][question], by_plan["naive"][question]
         for plan, row in (("planned", p), ("naive", n)):
-            totals[plan]["calls"] += row["calls"]
-            totals[plan]["wall_s"] += row["wall_s"]
-        lines.append(
-            f"| {question} | {p['calls']:.0f} | {n['calls']:.0f} | {p['wall_s']:.1f} | "
-            f"{n['wall_s']:.1f} | {n['wall_s'] / p['wall_s']:.2f}x |"
-        )
-    p, n = totals["planned"], totals["naive"]
-    lines.append(
-        f"| **all {len(common)}** | {p['calls']:.0f} | {n['calls']:.0f} | {p['wall_s']:.1f} | "
-        f"{n['wall_s']:.1f} | {n['wall_s'] / p['wall_s']:.2f}x |"
-    )
+            for key in keys:
+                totals[plan][key] += row[key]
+        lines.append(_side_row(question, p, n))
+    lines.append(_side_row(f"**all {len(common)}**", totals["planned"], totals["naive"]))
     return lines
+
+
+def _side_row(label: str, p: dict[str, float], n: dict[str, float]) -> str:
+    return (
+        f"| {label} | {p['calls']:.0f} | {n['calls']:.0f} "
+        f"| {p['prompt_tokens']:,.0f} + {p['completion_tokens']:,.0f} "
+        f"| {n['prompt_tokens']:,.0f} + {n['completion_tokens']:,.0f} "
+        f"| {p['wall_s']:.1f} | {n['wall_s']:.1f} | {n['wall_s'] / p['wall_s']:.2f}x |"
+    )
 
 
 def parse_args() -> argparse.Namespace:
