@@ -1187,6 +1187,10 @@ NOTES = [
     "prompt, so the second and third are prefilled almost for free).",
     "LLM calls include ragas' output-fixing retries (each a real request); embedding calls are "
     "counted apart.",
+    "Wall seconds in the first two tables are means over every recorded sample, and a resumed "
+    "run keeps the samples of earlier runs, which may have had another load (the Machine "
+    "section is this run's); the table of the llama server's timings covers only the samples "
+    "run with those timings recorded, and its call seconds are theirs alone.",
 ]
 
 
