@@ -19,7 +19,12 @@ from pydantic import BaseModel
 from rag_judge.backends.cache import ResponseCache
 from rag_judge.backends.client import CallPolicy, ModelClient
 from rag_judge.backends.errors import BackendUnavailable
-from rag_judge.backends.local_llama import LocalLlama, _yes_share
+from rag_judge.backends.local_llama import (
+    LocalLlama,
+    _extra_buffer_types,
+    _yes_share,
+    cpu_has_amx,
+)
 from rag_judge.backends.protocol import YesNoBackend
 from rag_judge.backends.types import ChatRequest
 
@@ -179,3 +184,25 @@ def test_yes_share_pools_spellings_over_the_full_vocabulary() -> None:
 def test_the_local_model_runs_one_call_at_a_time() -> None:
     client = ModelClient(LocalLlama(), policy=CallPolicy(concurrency=8))
     assert client.policy.concurrency == 1
+
+
+def test_amx_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("model name\t: Intel(R) Xeon(R)\nflags\t\t: fpu avx2 avx512f amx_int8\n")
+    assert cpu_has_amx(str(cpuinfo))
+    cpuinfo.write_text("model name\t: AMD EPYC\nflags\t\t: fpu avx2 avx512f avx512_vnni\n")
+    assert not cpu_has_amx(str(cpuinfo))
+    assert not cpu_has_amx(str(tmp_path / "absent"))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="no llama-cpp-python")
+def test_extra_buffer_types_are_off_only_inside_the_load() -> None:
+    # On AMX CPUs the model loads without llama.cpp's repacked buffers, which segfault there.
+    import llama_cpp.llama_cpp as native
+
+    assert native.llama_model_default_params().use_extra_bufts
+    with _extra_buffer_types(enabled=False):
+        assert not native.llama_model_default_params().use_extra_bufts
+    assert native.llama_model_default_params().use_extra_bufts
+    with _extra_buffer_types(enabled=True):
+        assert native.llama_model_default_params().use_extra_bufts
