@@ -15,13 +15,16 @@ Same eval set, questions, retriever (BM25), model and judges for both plans; no 
 Both use the same client settings (one call at a time for the local model). Each finished
 question's cumulative calls, tokens and wall time are written as it finishes, so a run stopped
 early (``--budget-min``: start no new question after that many minutes) still leaves per-question
-numbers; the markdown compares the plans on the questions both finished. Results go to
-``results/sweep_cost.json`` (replaced per plan run) and ``results/sweep_cost.md``.
+numbers; the markdown compares the plans on the questions both finished. Every row names its
+CPU: a run resumed on another machine compares wall times only where both plans ran the
+question on the same CPU model (``--questions`` runs both plans on one question back to back).
+Results go to ``results/sweep_cost.json`` (replaced per plan run) and ``results/sweep_cost.md``.
 
 Usage::
 
     .venv/bin/python benchmarks/sweep_cost.py --limit 10                  # the issue's size
     .venv/bin/python benchmarks/sweep_cost.py --plans naive --budget-min 60
+    .venv/bin/python benchmarks/sweep_cost.py --resume --questions DEV_6_QUERY_2  # both plans
 """
 
 from __future__ import annotations
@@ -79,12 +82,16 @@ def _tally(ledger: Ledger, started: float) -> dict[str, Any]:
 
 
 class Recorder:
-    """Per-question cumulative tallies for one plan, saved after every question."""
+    """Per-question cumulative tallies for one plan, saved after every question; each row
+    names the CPU it ran on, since a resumed run may continue on another machine."""
 
-    def __init__(self, plan: str, ledger: Ledger, save: Any, earlier: Rows | None = None) -> None:
+    def __init__(
+        self, plan: str, ledger: Ledger, save: Any, earlier: Rows | None = None, cpu: str = ""
+    ) -> None:
         self.plan = plan
         self.ledger = ledger
         self.save = save
+        self.cpu = cpu
         self.started = time.perf_counter()
         self.per_question: list[dict[str, Any]] = list(earlier or [])
         """Cumulative rows; a resumed run continues the tallies of its earlier questions."""
@@ -94,6 +101,7 @@ class Recorder:
         now = _tally(self.ledger, self.started)
         row = {"question": question_id, **{k: v + self._base.get(k, 0) for k, v in now.items()}}
         row["wall_s"] = round(row["wall_s"], 1)
+        row["cpu"] = self.cpu
         self.per_question.append(row)
         print(f"{self.plan}: {json.dumps(row, ensure_ascii=False)}", flush=True)
         self.save(self.per_question)
@@ -114,7 +122,7 @@ async def planned(
     """The sweep as rag_judge plans it (``earlier``: rows of the run this one resumes)."""
     ledger = Ledger()
     client = _client(args.model, ledger)
-    recorder = Recorder("planned", ledger, save, earlier)
+    recorder = Recorder("planned", ledger, save, earlier, cpu=args.cpu)
     result = await run_sweep(
         eval_set,
         retriever=rag.retriever,
@@ -139,7 +147,7 @@ async def naive(
     texts = {c.id: c.text for c in rag.chunks}
     queries = list(eval_set.queries)
     hits = await rag.retriever.search([q.question for q in queries], max(args.ks))
-    recorder = Recorder("naive", ledger, save, earlier)
+    recorder = Recorder("naive", ledger, save, earlier, cpu=args.cpu)
     for query, ranked in zip(queries, hits, strict=True):
         if args.budget_min is not None and recorder.elapsed_min() >= args.budget_min:
             print(f"naive: budget of {args.budget_min} min spent; stopping", flush=True)
@@ -178,6 +186,10 @@ def _mean(frame: Any, metric: str, k: int) -> float | None:
 
 async def main(args: argparse.Namespace) -> None:
     eval_set = load_eval_set(args.eval_set).limit(args.limit)
+    args.cpu = machine_info()["cpu_model"]
+    unknown = [q for q in args.questions or () if q not in {q.id for q in eval_set.queries}]
+    if unknown:
+        raise SystemExit(f"--questions: {unknown} not among the first {args.limit} questions")
     settings = load_settings({"model": args.model})
     ledger = Ledger()
     rag = await build_rag(
@@ -210,8 +222,11 @@ async def main(args: argparse.Namespace) -> None:
             done = {row["question"] for row in earlier}
             run["machine"] = old["machine"]
             run["resumed"] = [*old.get("resumed", []), machine]
-            queries = tuple(q for q in eval_set.queries if q.id not in done)
-            subset = dataclasses.replace(eval_set, queries=queries)
+            subset = dataclasses.replace(
+                eval_set, queries=tuple(q for q in eval_set.queries if q.id not in done)
+            )
+        if args.questions is not None:
+            subset = _only(subset, args.questions)
         report["runs"] = [r for r in report["runs"] if r["plan"] != plan] + [run]
 
         def save(per_question: list[dict[str, Any]], run: dict[str, Any] = run) -> None:
@@ -223,6 +238,12 @@ async def main(args: argparse.Namespace) -> None:
         run.update(measured, finished=True, load_average_at_end=list(os.getloadavg()))
         _write(path, report)
         print(json.dumps({"plan": plan, **measured}, ensure_ascii=False), flush=True)
+
+
+def _only(eval_set: Any, wanted: list[str]) -> Any:
+    """The eval set cut to ``wanted`` question ids that it still holds, in that order."""
+    by_id = {q.id: q for q in eval_set.queries}
+    return dataclasses.replace(eval_set, queries=tuple(by_id[q] for q in wanted if q in by_id))
 
 
 def _write(path: Path, report: dict[str, Any]) -> None:
@@ -266,23 +287,26 @@ def render(report: dict[str, Any]) -> str:
         lines += ["", f"Machine ({run['plan']}): {machine}"]
         for later in run.get("resumed", []):
             lines.append(
-                f"Resumed ({run['plan']}): {later.get('date_utc')}, load average at start "
-                f"{later.get('load_average_at_start')}"
+                f"Resumed ({run['plan']}): {later.get('date_utc')} on {later.get('cpu_model')}, "
+                f"load average at start {later.get('load_average_at_start')}"
             )
     return "\n".join(lines) + "\n"
 
 
-def _per_question(run: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Each finished question's own calls, tokens and seconds (differences of the tallies)."""
-    out: dict[str, dict[str, float]] = {}
+def _per_question(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each finished question's own calls, tokens and seconds (differences of the tallies),
+    and its CPU (rows from before rows named one ran on the run's first machine)."""
+    out: dict[str, dict[str, Any]] = {}
     previous = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "wall_s": 0.0}
     for row in run.get("per_question", []):
         out[row["question"]] = {key: row[key] - previous[key] for key in previous}
+        out[row["question"]]["cpu"] = row.get("cpu") or run["machine"]["cpu_model"]
         previous = {key: row[key] for key in previous}
     return out
 
 
 def _side_by_side(runs: list[dict[str, Any]]) -> list[str]:
+    """Both plans per question; wall times are compared only where both ran on one CPU."""
     by_plan = {run["plan"]: _per_question(run) for run in runs}
     if not {"planned", "naive"} <= by_plan.keys():
         return []
@@ -291,30 +315,44 @@ def _side_by_side(runs: list[dict[str, Any]]) -> list[str]:
         return []
     lines = [
         "",
-        f"Both plans on the {len(common)} question(s) both finished:",
+        f"Both plans on the {len(common)} question(s) both finished (wall times compared only "
+        "where both plans ran the question on the same CPU model):",
         "",
-        "| question | planned calls | naive calls | planned prompt + completion tok "
-        "| naive prompt + completion tok | planned s | naive s | naive / planned time |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
+        "| question | CPU (planned / naive) | planned calls | naive calls "
+        "| planned prompt + completion tok | naive prompt + completion tok "
+        "| planned s | naive s | naive / planned time |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     keys = ("calls", "prompt_tokens", "completion_tokens", "wall_s")
     totals = {plan: dict.fromkeys(keys, 0.0) for plan in ("planned", "naive")}
+    timed = dict.fromkeys(("planned", "naive"), 0.0)
+    same_cpu = 0
     for question in common:
         p, n = by_plan["planned"][question], by_plan["naive"][question]
+        same = p["cpu"] == n["cpu"]
+        same_cpu += same
         for plan, row in (("planned", p), ("naive", n)):
             for key in keys:
                 totals[plan][key] += row[key]
-        lines.append(_side_row(question, p, n))
-    lines.append(_side_row(f"**all {len(common)}**", totals["planned"], totals["naive"]))
+            timed[plan] += row["wall_s"] if same else 0.0
+        cpus = p["cpu"] if same else f"{p['cpu']} / {n['cpu']}"
+        lines.append(_side_row(question, cpus, p, n, comparable=same))
+    lines.append(_side_row(f"**all {len(common)}**", "", totals["planned"], totals["naive"], False))
+    if same_cpu:
+        lines.append(
+            f"| **{same_cpu} on one CPU each** | | | | | | {timed['planned']:.1f} "
+            f"| {timed['naive']:.1f} | {timed['naive'] / timed['planned']:.2f}x |"
+        )
     return lines
 
 
-def _side_row(label: str, p: dict[str, float], n: dict[str, float]) -> str:
+def _side_row(label: str, cpus: str, p: dict[str, Any], n: dict[str, Any], comparable: bool) -> str:
+    ratio = f"{n['wall_s'] / p['wall_s']:.2f}x" if comparable else "-"
     return (
-        f"| {label} | {p['calls']:.0f} | {n['calls']:.0f} "
+        f"| {label} | {cpus} | {p['calls']:.0f} | {n['calls']:.0f} "
         f"| {p['prompt_tokens']:,.0f} + {p['completion_tokens']:,.0f} "
         f"| {n['prompt_tokens']:,.0f} + {n['completion_tokens']:,.0f} "
-        f"| {p['wall_s']:.1f} | {n['wall_s']:.1f} | {n['wall_s'] / p['wall_s']:.2f}x |"
+        f"| {p['wall_s']:.1f} | {n['wall_s']:.1f} | {ratio} |"
     )
 
 
@@ -328,6 +366,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--plans", type=lambda s: s.split(","), default=["planned", "naive"])
     parser.add_argument(
         "--budget-min", type=float, default=None, help="naive: start no question after this"
+    )
+    parser.add_argument(
+        "--questions",
+        type=lambda s: [q.strip() for q in s.split(",") if q.strip()],
+        default=None,
+        help="only these question ids, in this order (finished ones skipped with --resume)",
     )
     parser.add_argument(
         "--resume",
