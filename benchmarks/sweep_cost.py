@@ -202,7 +202,7 @@ async def main(args: argparse.Namespace) -> None:
     if rag.embedder is not None:
         # Embeddings are not model calls; keep them out of both plans' ledgers alike.
         rag = type(rag)(rag.chunks, rag.retriever, EmbeddingClient(rag.embedder.backend))
-    path = RESULTS / "sweep_cost.json"
+    path = args.out
     report = json.loads(path.read_text()) if path.exists() else {"runs": []}
     setup = {
         "eval_set": args.eval_set,
@@ -247,9 +247,9 @@ def _only(eval_set: Any, wanted: list[str]) -> Any:
 
 
 def _write(path: Path, report: dict[str, Any]) -> None:
-    RESULTS.mkdir(exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    (RESULTS / "sweep_cost.md").write_text(render(report))
+    path.with_suffix(".md").write_text(render(report))
 
 
 def render(report: dict[str, Any]) -> str:
@@ -366,6 +366,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--plans", type=lambda s: s.split(","), default=["planned", "naive"])
     parser.add_argument(
         "--budget-min", type=float, default=None, help="naive: start no question after this"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=RESULTS / "sweep_cost.json",
+        help="results file (its .md is written next to it); --resume continues the runs in it",
     )
     parser.add_argument(
         "--questions",

@@ -19,12 +19,8 @@ from pydantic import BaseModel
 from rag_judge.backends.cache import ResponseCache
 from rag_judge.backends.client import CallPolicy, ModelClient
 from rag_judge.backends.errors import BackendUnavailable
-from rag_judge.backends.local_llama import (
-    LocalLlama,
-    _extra_buffer_types,
-    _yes_share,
-    cpu_has_amx,
-)
+from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
+from rag_judge.backends.local_llama import LocalLlama, _yes_share
 from rag_judge.backends.protocol import YesNoBackend
 from rag_judge.backends.types import ChatRequest
 
@@ -201,8 +197,8 @@ def test_extra_buffer_types_are_off_only_inside_the_load() -> None:
     import llama_cpp.llama_cpp as native
 
     assert native.llama_model_default_params().use_extra_bufts
-    with _extra_buffer_types(enabled=False):
+    with extra_buffer_types(enabled=False):
         assert not native.llama_model_default_params().use_extra_bufts
     assert native.llama_model_default_params().use_extra_bufts
-    with _extra_buffer_types(enabled=True):
+    with extra_buffer_types(enabled=True):
         assert native.llama_model_default_params().use_extra_bufts

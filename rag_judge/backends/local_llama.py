@@ -14,13 +14,12 @@ responsive. Caching, retries and timeouts are :class:`~rag_judge.backends.client
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 import math
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
@@ -29,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rag_judge.backends.errors import BackendError, BackendUnavailable
+from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
 from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
 from rag_judge.backends.weights import (
     INSTALL_HINT,
@@ -177,7 +177,7 @@ class LocalLlama:
                 f"llama-cpp-python failed to import ({error}); reinstall with: {INSTALL_HINT}"
             ) from error
         try:
-            with _extra_buffer_types(enabled=not cpu_has_amx()):
+            with extra_buffer_types(enabled=not cpu_has_amx()):
                 llama = Llama(
                     model_path=str(self.endpoint),
                     n_ctx=self.n_ctx,
@@ -314,50 +314,6 @@ def _usage(reply: Any) -> Usage:
         prompt_tokens=int(usage.get("prompt_tokens", 0)),
         completion_tokens=int(usage.get("completion_tokens", 0)),
     )
-
-
-def cpu_has_amx(cpuinfo: str = "/proc/cpuinfo") -> bool:
-    """Whether this CPU has Intel AMX (``amx_int8``/``amx_tile`` among its flags)."""
-    try:
-        text = Path(cpuinfo).read_text(errors="replace")
-    except OSError:
-        return False
-    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
-    return bool({"amx_int8", "amx_tile"} & set(flags.partition(":")[2].split()))
-
-
-_DEFAULTS_LOCK = threading.Lock()
-"""Held while llama-cpp-python's default model parameters are swapped for one load."""
-
-
-@contextlib.contextmanager
-def _extra_buffer_types(*, enabled: bool) -> Iterator[None]:
-    """Load ``Llama`` with llama.cpp's extra (repacked) weight buffers on or off.
-
-    On CPUs with AMX, llama.cpp repacks Q4_K/Q6_K weights into its AMX buffer and then
-    segfaults in the first decode (ggml-org/llama.cpp#20824; measured here on a Xeon with
-    AMX and llama-cpp-python 0.3.36). ``Llama`` takes its model parameters from
-    ``llama_model_default_params()`` inside its constructor and has no argument for
-    ``use_extra_bufts``, so that one call is wrapped while the model loads.
-    """
-    if enabled:
-        yield
-        return
-    import llama_cpp.llama_cpp as native
-
-    defaults = native.llama_model_default_params
-
-    def without_extra_buffers() -> Any:
-        params = defaults()
-        params.use_extra_bufts = False
-        return params
-
-    with _DEFAULTS_LOCK:
-        native.llama_model_default_params = without_extra_buffers
-        try:
-            yield
-        finally:
-            native.llama_model_default_params = defaults
 
 
 def _single_tokens(llama: Llama, spellings: tuple[str, ...]) -> list[int]:
