@@ -555,6 +555,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+SERVER_BOOT = """
+import runpy
+from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
+with extra_buffer_types(enabled=not cpu_has_amx()):
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+"""``python -m llama_cpp.server``, loading the model as rag_judge's local backend does: without
+llama.cpp's extra weight buffers on CPUs with AMX, where they crash it (README: local model)."""
+
+
 @contextlib.contextmanager
 def llama_server(log_path: Path) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server over the verified local GGUF; yields its URL."""
@@ -564,8 +574,8 @@ def llama_server(log_path: Path) -> Iterator[str]:
     port = free_port()
     command = [
         sys.executable,
-        "-m",
-        "llama_cpp.server",
+        "-c",
+        SERVER_BOOT,
         "--model",
         str(model),
         "--model_alias",
