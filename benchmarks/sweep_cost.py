@@ -384,7 +384,11 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="continue each plan's recorded run with the questions it has not finished",
     )
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.questions is not None and not args.resume:
+        # Without --resume a plan's recorded run is replaced: its other questions would be lost.
+        parser.error("--questions adds questions to a plan's recorded run: use it with --resume")
+    return args
 
 
 if __name__ == "__main__":
