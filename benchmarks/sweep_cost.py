@@ -227,6 +227,8 @@ async def main(args: argparse.Namespace) -> None:
             )
         if args.questions is not None:
             subset = _only(subset, args.questions)
+            if earlier is None:  # a run of only these questions, not a continuation
+                run["asked"] = list(args.questions)
         report["runs"] = [r for r in report["runs"] if r["plan"] != plan] + [run]
 
         def save(per_question: list[dict[str, Any]], run: dict[str, Any] = run) -> None:
@@ -275,7 +277,13 @@ def render(report: dict[str, Any]) -> str:
         )
     for run in report["runs"]:
         done = len(run.get("per_question", []))
-        if done < len(run["questions"]):
+        if run.get("asked"):
+            lines += [
+                "",
+                f"The {run['plan']} run was asked for {', '.join(run['asked'])} only "
+                f"(`--questions`), not all {len(run['questions'])} questions of the setup.",
+            ]
+        elif done < len(run["questions"]):
             lines += [
                 "",
                 f"The {run['plan']} run was stopped after {done} of {len(run['questions'])} "

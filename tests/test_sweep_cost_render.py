@@ -69,3 +69,13 @@ def test_no_comparison_without_both_plans(sweep_cost: ModuleType) -> None:
     text = sweep_cost.render({"runs": [planned]})
     assert "Both plans" not in text
     assert "stopped after 1 of 3 questions" in text
+
+
+def test_a_run_of_only_the_questions_asked_is_not_called_stopped(
+    sweep_cost: ModuleType,
+) -> None:
+    planned = run("planned", "Xeon", [("q2", 10, 100.0, "Xeon")])
+    planned["asked"] = ["q2"]
+    text = sweep_cost.render({"runs": [planned]})
+    assert "asked for q2 only (`--questions`), not all 3 questions" in text
+    assert "stopped" not in text
