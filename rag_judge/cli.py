@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -24,6 +24,9 @@ from rag_judge.report.tables import (
 )
 from rag_judge.retrieval import FAMILIES, EvalResult, evaluate, read_qrels, read_run
 from rag_judge.retrieval.compare import compare_runs
+
+if TYPE_CHECKING:
+    from rag_judge.backends.ledger import Ledger
 
 JUDGE_NAMES = tuple(JUDGES)
 DEFAULT_MEASURES = ("map", "mrr@10", "ndcg@10", "precision@5", "recall@10", "hit_rate@5")
@@ -128,6 +131,12 @@ def _notes(result: EvalResult, label: str = "") -> None:
             f"{', '.join(scored_without[:10])}",
             err=True,
         )
+
+
+def _echo_cost(ledger: Ledger) -> None:
+    """What each model cost, on stderr: calls, cache hits, tokens (or why unknown), spend."""
+    for model in ledger.models:
+        click.echo(ledger.describe(model), err=True)
 
 
 def _console(*, stderr: bool = False) -> Console:
@@ -311,13 +320,7 @@ def score(
     header, rows = judge_summary_table(result.summary())
     title = f"{len(result)} rows judged by {result.model}; results in {output}"
     _console().print(to_rich(header, rows, title=title))
-    tally = result.ledger.models.get(result.model)
-    if tally is not None:
-        click.echo(
-            f"model calls: {tally.calls} made, {tally.cached} from the cache; tokens: "
-            f"{tally.prompt_tokens} prompt + {tally.completion_tokens} completion",
-            err=True,
-        )
+    _echo_cost(result.ledger)
 
 
 @main.command()
@@ -436,13 +439,6 @@ def sweep(
         )
     report = write_sweep_report(result, output, objective=objective, title=f"{eval_set} k-sweep")
     click.echo(report.markdown_path.read_text(encoding="utf-8"))
-    tally = result.ledger.models.get(result.model) if result.ledger is not None else None
-    if tally is not None:
-        click.echo(
-            f"model calls: {tally.calls} made, {tally.cached} from the cache; tokens: "
-            f"{tally.prompt_tokens} prompt + {tally.completion_tokens} completion",
-            err=True,
-        )
 
 
 @main.command("calibrate")

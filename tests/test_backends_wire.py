@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from rag_judge.backends.cache import ResponseCache
 from rag_judge.backends.client import CallPolicy, CallResult, ModelClient
+from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.errors import BackendError, BackendUnavailable
 from rag_judge.backends.http_backend import HTTPChat, HTTPEmbedder
 from rag_judge.backends.litellm_backend import LiteLLMChat, LiteLLMEmbedder
@@ -318,6 +319,26 @@ def test_embeddings_come_back_in_input_order(
         asyncio.run(embedder.embed(texts))
     assert (raised.value.transient, raised.value.status_code) == (True, 503)
     assert fake_openai.calls["/v1/embeddings"] == 2  # one attempt: the SDK did not retry
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_embedding_tokens_reach_the_ledger(
+    kind: str,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+) -> None:
+    embedder: OpenAIEmbedder | HTTPEmbedder | LiteLLMEmbedder
+    if kind == "openai":
+        embedder = OpenAIEmbedder("fake-embedder", base_url=fake_openai.base_url, api_key=KEY)
+    elif kind == "openai-compatible":
+        embedder = HTTPEmbedder("fake-embedder", base_url=fake_openai.base_url, api_key=KEY)
+    else:
+        embedder = LiteLLMEmbedder("openai/fake-embedder", api_base=fake_openai.base_url)
+    client = EmbeddingClient(embedder)
+    result = asyncio.run(client.embed(["alpha beta", "gamma"]))
+    assert result.status == "ok"
+    tally = client.ledger.models[embedder.name]
+    # The fake server counts words: hosted embeddings bill by these tokens.
+    assert (tally.calls, tally.prompt_tokens, tally.unreported) == (1, 3, 0)
 
 
 def test_yes_probability_from_top_logprobs(

@@ -223,6 +223,36 @@ def test_ledger_counts_tokens_calls_and_cache_hits(tmp_path: Path) -> None:
     assert Ledger().cost_usd("openai/no-such-model-xyz") == 0.0  # nothing spent yet
 
 
+def test_unreported_tokens_make_the_cost_unknown_not_zero() -> None:
+    ledger = Ledger()
+    ok = {"status": "ok", "cached": False, "attempts": 1, "seconds": 0.1}
+    ledger.record("openai/gpt-4o-mini", usage=Usage(prompt_tokens=1000), **ok)  # type: ignore[arg-type]
+    priced = ledger.cost_usd("openai/gpt-4o-mini")
+    assert priced is not None  # litellm's bundled price map knows this model
+    assert priced > 0
+    assert ledger.describe("openai/gpt-4o-mini") == (
+        f"openai/gpt-4o-mini: 1 call made, 0 answered from the cache; "
+        f"1000 prompt + 0 completion tokens; ${priced:.4f}"
+    )
+    ledger.record("openai/gpt-4o-mini", usage=Usage(reported=False), **ok)  # type: ignore[arg-type]
+    assert ledger.cost_usd("openai/gpt-4o-mini") is None
+    assert ledger.summary()["openai/gpt-4o-mini"]["unreported_usage"] == 1
+    assert ledger.describe("openai/gpt-4o-mini").endswith(
+        "1000 prompt + 0 completion tokens (not reported for 1 of the calls); cost unknown"
+    )
+    # A failed call spent nothing we know of, and says so by its status, not as unreported.
+    failed = {**ok, "status": "timeout"}
+    ledger.record("local/qwen", usage=Usage(reported=False), **failed)  # type: ignore[arg-type]
+    ledger.record("local/qwen", usage=Usage(reported=False), **ok)  # type: ignore[arg-type]
+    assert ledger.models["local/qwen"].unreported == 1
+    assert ledger.cost_usd("local/qwen") == 0.0  # in process: free whatever the tokens
+    assert ledger.describe("local/qwen") == (
+        "local/qwen: 2 calls made, 0 answered from the cache; tokens not reported; "
+        "failed: 1 timeout"
+    )
+    assert ledger.cost_usd("sentence-transformers/all-MiniLM-L6-v2") == 0.0
+
+
 @pytest.mark.parametrize("workers", [4])
 def test_cache_is_safe_under_concurrent_writers(tmp_path: Path, workers: int) -> None:
     import threading

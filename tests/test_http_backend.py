@@ -219,7 +219,7 @@ def test_yes_no_without_logprobs_is_recorded_once(
     assert "no log-probabilities" in result.error
 
 
-def test_usage_absent_or_odd_counts_zero_tokens(
+def test_usage_absent_or_odd_is_unreported_not_free(
     fake_openai: FakeOpenAIServer,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -234,12 +234,18 @@ def test_usage_absent_or_odd_counts_zero_tokens(
     backend = HTTPChat("m", base_url=fake_openai.base_url, api_key=KEY)
     client = ModelClient(backend, policy=FAST)
 
-    async def three() -> list[tuple[int, int]]:
+    async def three() -> list[tuple[int, int, bool]]:
         results = [await client.chat(ask(f"q{i}")) for i in range(3)]
         assert all(r.status == "ok" and r.text == "fine" for r in results)
-        return [(r.usage.prompt_tokens, r.usage.completion_tokens) for r in results]
+        return [
+            (r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.reported) for r in results
+        ]
 
-    assert asyncio.run(three()) == [(0, 0), (0, 0), (7, 0)]
+    assert asyncio.run(three()) == [(0, 0, False), (0, 0, False), (7, 0, True)]
+    # Two of three replies said nothing of their tokens: the spend is unknown, not $0.
+    assert client.ledger.models["openai-compatible/m"].unreported == 2
+    assert client.ledger.cost_usd("openai-compatible/m") is None
+    assert "(not reported for 2 of the calls)" in client.ledger.describe("openai-compatible/m")
 
 
 @pytest.mark.parametrize(

@@ -87,7 +87,7 @@ def test_score_writes_results_and_prints_a_summary(
         "claims": [],
         "details": {},
         "prompts": [],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "reported": True},
         "calls": 0,
         "by_k": None,
     }
@@ -102,7 +102,7 @@ def test_a_second_run_is_served_from_the_cache(tmp_path: Path, served: FakeOpenA
     rerun = score(tmp_path, served)
     assert rerun.exit_code == 0, rerun.output
     assert served.total_calls == calls  # zero new HTTP calls
-    assert "0 made" in rerun.output
+    assert "openai/judge: 0 calls made" in rerun.output
 
 
 def test_score_limit_and_metrics(tmp_path: Path, served: FakeOpenAIServer) -> None:

@@ -137,7 +137,7 @@ def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
     again = run_cli(tmp_path, served)
     assert again.exit_code == 0, again.output
     assert served.total_calls == calls  # everything came from the cache
-    assert "0 made" in again.output
+    assert "openai/judge: 0 calls made" in again.output  # the summary's cost, per model
 
 
 def test_sweep_command_sweeps_your_own_rag_from_jsonl(

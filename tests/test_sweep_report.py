@@ -22,6 +22,8 @@ import pytest
 from matplotlib import image
 from test_sweep import QUERIES, TOY, toy_sweep
 
+from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.types import Usage
 from rag_judge.errors import InputError
 from rag_judge.report.sweep_html import cost_totals, worst_cases
 from rag_judge.report.sweep_report import (
@@ -188,6 +190,37 @@ def test_the_markdown_names_the_best_k_and_tabulates_the_means(toy: SweepResult)
     ]
     assert "## Not applicable\n\n- none\n" in text
     assert all(f"- `{name}`: " in text for name in FILES)
+    # The cost, per model from the ledger: an embedder's requests are not chat calls.
+    assert toy.ledger is not None
+    tally = toy.ledger.models["scripted/test"]
+    assert "Cost, per model (the client's ledger):" in lines
+    assert (
+        f"- scripted/test: {tally.calls} calls made, {tally.cached} answered from the cache; "
+        f"{tally.prompt_tokens} prompt + {tally.completion_tokens} completion tokens"
+    ) in lines
+    assert sum(line.startswith("- scripted/") for line in lines) == len(toy.ledger.models)
+
+
+def test_the_cost_keeps_the_embedder_apart_from_the_chat_model(toy: SweepResult) -> None:
+    # As in `make demo`: chat calls and embedding requests share one ledger. Their sum was
+    # once printed as "33 model calls" beside the CLI's "30 made" for the chat model alone.
+    ledger = Ledger()
+    done = {"status": "ok", "attempts": 1, "seconds": 0.1}
+    for _ in range(3):
+        ledger.record(
+            "local/qwen", usage=Usage(prompt_tokens=100, completion_tokens=5), cached=False, **done
+        )  # type: ignore[arg-type]
+    ledger.record("local/qwen", usage=Usage(), cached=True, **done)  # type: ignore[arg-type]
+    ledger.record("local/minilm", usage=Usage(reported=False), cached=False, **done)  # type: ignore[arg-type]
+    chosen = choose_objective(toy)
+    summary = with_objective(toy, toy.summary(n_resamples=RESAMPLES), chosen.used)
+    text = render_summary_markdown(dataclasses.replace(toy, ledger=ledger), summary, chosen, None)
+    assert (
+        "Cost, per model (the client's ledger):\n\n"
+        "- local/qwen: 3 calls made, 1 answered from the cache; 300 prompt + 15 completion "
+        "tokens\n"
+        "- local/minilm: 1 call made, 0 answered from the cache; tokens not reported\n"
+    ) in text
 
 
 def test_a_reference_free_set_falls_back_to_faithfulness_and_says_why(

@@ -17,7 +17,7 @@ from rag_judge.backends.cache import ResponseCache
 from rag_judge.backends.client import CallPolicy
 from rag_judge.backends.errors import BackendError, BackendTimeout
 from rag_judge.backends.ledger import Ledger
-from rag_judge.backends.protocol import EmbeddingBackend
+from rag_judge.backends.protocol import CountingEmbeddingBackend, EmbeddingBackend
 from rag_judge.backends.types import CallStatus, Usage, cache_key
 
 
@@ -76,11 +76,11 @@ class EmbeddingClient:
         missing = [i for i in range(len(texts)) if i not in found]
         if missing:
             started = time.perf_counter()
-            vectors, attempts, error = await self._call([texts[i] for i in missing])
+            vectors, usage, attempts, error = await self._call([texts[i] for i in missing])
             status: CallStatus = "ok" if error is None else _status(error)
             self.ledger.record(
                 self.name,
-                usage=Usage(),
+                usage=usage,
                 status=status,
                 cached=False,
                 attempts=attempts,
@@ -98,13 +98,20 @@ class EmbeddingClient:
             cached=len(texts) - len(missing),
         )
 
-    async def _call(self, texts: list[str]) -> tuple[list[list[float]], int, BackendError | None]:
-        """The backend call with timeout and retries of transient errors."""
+    async def _call(
+        self, texts: list[str]
+    ) -> tuple[list[list[float]], Usage, int, BackendError | None]:
+        """The backend call with timeout and retries of transient errors; the usage is what the
+        backend reported (an embedder that reports none: ``reported=False``, not zero)."""
         error: BackendError | None = None
+        usage = Usage(reported=False)
         for attempt in range(1, self.policy.max_attempts + 1):
             try:
                 async with asyncio.timeout(self.policy.timeout):
-                    vectors = await self.backend.embed(texts)
+                    if isinstance(self.backend, CountingEmbeddingBackend):
+                        vectors, usage = await self.backend.embed_with_usage(texts)
+                    else:
+                        vectors = await self.backend.embed(texts)
             except TimeoutError:
                 error = BackendTimeout(
                     f"no embeddings within {self.policy.timeout:g} s", transient=True
@@ -117,17 +124,17 @@ class EmbeddingClient:
                         f"{self.name} returned {len(vectors)} vectors for {len(texts)} texts",
                         transient=False,
                     )
-                    return [], attempt, error
-                return vectors, attempt, None
+                    return [], Usage(), attempt, error
+                return vectors, usage, attempt, None
             if not error.transient or attempt == self.policy.max_attempts:
-                return [], attempt, error
+                return [], Usage(), attempt, error
             wait = (
                 error.retry_after
                 if error.retry_after is not None
                 else self.policy.initial_wait * 2**attempt
             )
             await asyncio.sleep(min(wait, self.policy.max_wait))
-        return [], self.policy.max_attempts, error
+        return [], Usage(), self.policy.max_attempts, error
 
 
 def _status(error: BackendError) -> CallStatus:

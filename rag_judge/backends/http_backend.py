@@ -94,9 +94,9 @@ def _yes_no_reply(body: Any) -> YesNoResponse:
 
 
 def _usage(raw: Any) -> Usage:
-    """Token counts from a reply's ``usage`` object (absent or odd: zero)."""
+    """Token counts from a reply's ``usage`` object (absent or odd: unreported)."""
     if not isinstance(raw, dict):
-        return Usage()
+        return Usage(reported=False)
     return Usage(
         prompt_tokens=int(raw.get("prompt_tokens") or 0),
         completion_tokens=int(raw.get("completion_tokens") or 0),
@@ -306,8 +306,13 @@ class HTTPEmbedder(_HTTPBase):
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order (the reply's ``index`` decides, not its order)."""
+        return (await self.embed_with_usage(texts))[0]
+
+    async def embed_with_usage(self, texts: Sequence[str]) -> tuple[list[list[float]], Usage]:
+        """The vectors and the tokens the server says it read."""
         if not texts:
-            return []
+            return [], Usage()
         reply = await self._post("/embeddings", {"model": self.model, "input": list(texts)})
         data = reply.get("data") if isinstance(reply, dict) else None
-        return ordered_vectors(data or (), len(texts))
+        usage = _usage(reply.get("usage") if isinstance(reply, dict) else None)
+        return ordered_vectors(data or (), len(texts)), usage

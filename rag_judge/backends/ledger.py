@@ -9,7 +9,7 @@ from typing import Any
 from rag_judge.backends.types import CallStatus, Usage
 
 #: Providers that run in process and cost nothing per token.
-FREE_PROVIDERS = frozenset({"local", "scripted"})
+FREE_PROVIDERS = frozenset({"local", "scripted", "sentence-transformers"})
 
 
 @dataclass
@@ -24,6 +24,8 @@ class ModelTally:
     """Calls answered from the cache (no tokens spent)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    unreported: int = 0
+    """Answered calls whose reply carried no token counts (their tokens are unknown, not 0)."""
     seconds: float = 0.0
     """Wall time spent in backend calls."""
     statuses: Counter[str] = field(default_factory=Counter)
@@ -58,10 +60,13 @@ class Ledger:
         tally.attempts += attempts
         tally.prompt_tokens += usage.prompt_tokens
         tally.completion_tokens += usage.completion_tokens
+        if status == "ok" and not usage.reported:
+            tally.unreported += 1
         tally.seconds += seconds
 
     def cost_usd(self, model: str) -> float | None:
-        """Spend for a model, or None when its price is unknown (never a silent 0)."""
+        """Spend for a model, or None when its price, or the tokens of some of its calls, are
+        unknown (never a silent 0)."""
         tally = self.models.get(model)
         if tally is None:
             return 0.0
@@ -69,9 +74,29 @@ class Ledger:
         if provider in FREE_PROVIDERS:
             return 0.0
         price = _price(model)
-        if price is None:
+        if price is None or tally.unreported:
             return None
         return tally.prompt_tokens * price[0] + tally.completion_tokens * price[1]
+
+    def describe(self, model: str) -> str:
+        """One line on what a model did: calls, cache hits, tokens (or why unknown) and cost."""
+        t = self.models[model]
+        parts = [f"{t.calls} call{'s' * (t.calls != 1)} made, {t.cached} answered from the cache"]
+        answered = t.statuses["ok"] - t.cached  # calls that reached the backend and succeeded
+        if t.unreported and t.unreported == answered:
+            parts.append("tokens not reported")
+        else:
+            tokens = f"{t.prompt_tokens} prompt + {t.completion_tokens} completion tokens"
+            if t.unreported:
+                tokens += f" (not reported for {t.unreported} of the calls)"
+            parts.append(tokens)
+        if model.split("/", 1)[0] not in FREE_PROVIDERS:
+            cost = self.cost_usd(model)
+            parts.append("cost unknown" if cost is None else f"${cost:.4f}")
+        failed = {s: n for s, n in sorted(t.statuses.items()) if s != "ok"}
+        if failed:
+            parts.append("failed: " + ", ".join(f"{n} {s}" for s, n in failed.items()))
+        return f"{model}: " + "; ".join(parts)
 
     def summary(self) -> dict[str, dict[str, Any]]:
         """Per model: calls, cached, attempts, tokens, seconds, statuses, cost (or None)."""
@@ -82,6 +107,7 @@ class Ledger:
                 "attempts": t.attempts,
                 "prompt_tokens": t.prompt_tokens,
                 "completion_tokens": t.completion_tokens,
+                "unreported_usage": t.unreported,
                 "seconds": round(t.seconds, 3),
                 "statuses": dict(t.statuses),
                 "cost_usd": self.cost_usd(model),

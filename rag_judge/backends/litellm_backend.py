@@ -21,9 +21,10 @@ from rag_judge.backends.openai_backend import (
     ordered_vectors,
     response_format,
     to_backend_error,
+    usage_of,
     yes_no_response,
 )
-from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
 
 _LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
@@ -127,13 +128,18 @@ class LiteLLMEmbedder(_LiteLLMBase):
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order."""
+        return (await self.embed_with_usage(texts))[0]
+
+    async def embed_with_usage(self, texts: Sequence[str]) -> tuple[list[list[float]], Usage]:
+        """The vectors and the tokens the provider says it read."""
         if not texts:
-            return []
+            return [], Usage()
         try:
             response = await self._litellm.aembedding(input=list(texts), **self._common())
         except Exception as error:
             raise self._error(error) from None  # the cause may quote the key
-        return ordered_vectors(getattr(response, "data", None) or [], len(texts))
+        usage = usage_of(getattr(response, "usage", None))
+        return ordered_vectors(getattr(response, "data", None) or [], len(texts)), usage
 
 
 def _qualified(litellm: Any, model: str) -> str:

@@ -165,13 +165,18 @@ class OpenAIEmbedder(_OpenAIBase):
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order (the API's ``index`` decides, not list order)."""
+        return (await self.embed_with_usage(texts))[0]
+
+    async def embed_with_usage(self, texts: Sequence[str]) -> tuple[list[list[float]], Usage]:
+        """The vectors and the tokens the API says it read (what embeddings are billed by)."""
         if not texts:
-            return []
+            return [], Usage()
         try:
             response = await self._sdk().embeddings.create(model=self.model, input=list(texts))
         except Exception as error:
             raise self._error(error) from None  # the cause may quote the key
-        return ordered_vectors(response.data, len(texts))
+        usage = usage_of(getattr(response, "usage", None))
+        return ordered_vectors(response.data, len(texts)), usage
 
 
 # Helpers shared with the LiteLLM backend (they never import the SDK themselves).
@@ -202,9 +207,9 @@ def response_format(schema: Mapping[str, Any], mode: str = "json_schema") -> dic
 
 
 def usage_of(raw: Any) -> Usage:
-    """Usage from an SDK usage object (or None: zero)."""
+    """Usage from an SDK usage object (None: unreported, not zero)."""
     if raw is None:
-        return Usage()
+        return Usage(reported=False)
     return Usage(
         prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
 
 
 @runtime_checkable
@@ -44,4 +44,13 @@ class EmbeddingBackend(Protocol):
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
+        ...
+
+
+@runtime_checkable
+class CountingEmbeddingBackend(EmbeddingBackend, Protocol):
+    """An embedder whose API says how many tokens it read (what hosted embeddings bill by)."""
+
+    async def embed_with_usage(self, texts: Sequence[str]) -> tuple[list[list[float]], Usage]:
+        """The vectors, in order, and the reported usage (``reported=False`` if none came)."""
         ...

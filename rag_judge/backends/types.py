@@ -58,11 +58,14 @@ class Usage(BaseModel):
     """Tokens read."""
     completion_tokens: int = 0
     """Tokens generated."""
+    reported: bool = True
+    """False when the reply carried no token counts: the zeros above mean unknown, not free."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            reported=self.reported and other.reported,
         )
 
 

@@ -198,17 +198,13 @@ def render_summary_markdown(
 
 
 def _cost_line(result: SweepResult, frame: pd.DataFrame) -> str:
-    """The sweep's cost: exact from the client's ledger, else summed over the rows."""
-    tallies = result.ledger.models.values() if result.ledger is not None else ()
-    if tallies:
-        made = sum(t.calls for t in tallies)
-        cached = sum(t.cached for t in tallies)
-        prompt = sum(t.prompt_tokens for t in tallies)
-        completion = sum(t.completion_tokens for t in tallies)
-        return (
-            f"Cost: {made} model calls made and {cached} answered from the response cache; "
-            f"{prompt} prompt and {completion} completion tokens (the client's ledger)."
-        )
+    """The sweep's cost: exact per model from the client's ledger, else summed over the rows.
+
+    Per model, so an embedder's requests are not added to the chat model's calls."""
+    ledger = result.ledger
+    if ledger is not None and ledger.models:
+        lines = [f"- {ledger.describe(model)}" for model in ledger.models]
+        return "\n".join(["Cost, per model (the client's ledger):", "", *lines])
     totals = cost_totals(frame)
     return (
         f"Cost: {totals['calls']} model calls, {totals['prompt_tokens']} prompt and "
