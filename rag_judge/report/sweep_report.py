@@ -164,10 +164,11 @@ def render_summary_markdown(
         sides: What fewer and more passages than the best k did (:func:`read_sides`).
     """
     frame = result.per_question
+    n = frame["question_id"].nunique()
     lines = [f"# {title or 'k-sweep'}", ""]
     lines += [
         f"Model `{result.model or 'unknown'}`, k = {', '.join(str(k) for k in result.ks)}, "
-        f"{frame['question_id'].nunique()} questions.",
+        f"{n} question{'s' * (n != 1)}.",
         "",
     ]
     if best is not None:

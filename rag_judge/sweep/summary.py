@@ -151,7 +151,7 @@ def _compare(
 def _sentence(found: BestK, tests: Sequence[NeighbourTest]) -> str:
     head = (
         f"k={found.k} has the highest mean {found.objective} "
-        f"({found.mean:.3f} over {found.n_scored} questions)"
+        f"({found.mean:.3f} over {found.n_scored} question{'s' * (found.n_scored != 1)})"
     )
     parts = [
         f"{'significantly' if t.significant else 'not significantly'} better than k={t.k} "
