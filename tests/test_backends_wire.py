@@ -297,18 +297,23 @@ def test_api_key_never_reaches_cache_or_errors(
     assert (raised.value.transient, raised.value.status_code) == (False, 401)
 
 
+def _embedder(
+    kind: str, server: FakeOpenAIServer
+) -> OpenAIEmbedder | HTTPEmbedder | LiteLLMEmbedder:
+    """The fake server's embedder through one of the three API paths."""
+    if kind == "openai":
+        return OpenAIEmbedder("fake-embedder", base_url=server.base_url, api_key=KEY)
+    if kind == "openai-compatible":
+        return HTTPEmbedder("fake-embedder", base_url=server.base_url, api_key=KEY)
+    return LiteLLMEmbedder("openai/fake-embedder", api_base=server.base_url)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_embeddings_come_back_in_input_order(
     kind: str,
     fake_openai: FakeOpenAIServer,  # noqa: F811
 ) -> None:
-    embedder: OpenAIEmbedder | HTTPEmbedder | LiteLLMEmbedder
-    if kind == "openai":
-        embedder = OpenAIEmbedder("fake-embedder", base_url=fake_openai.base_url, api_key=KEY)
-    elif kind == "openai-compatible":
-        embedder = HTTPEmbedder("fake-embedder", base_url=fake_openai.base_url, api_key=KEY)
-    else:
-        embedder = LiteLLMEmbedder("openai/fake-embedder", api_base=fake_openai.base_url)
+    embedder = _embedder(kind, fake_openai)
     texts = ["alpha", "beta", "gamma"]
     vectors = asyncio.run(embedder.embed(texts))  # the server answers in reverse order
     assert vectors == [pytest.approx(fake_vector(t)) for t in texts]
@@ -326,13 +331,7 @@ def test_embedding_tokens_reach_the_ledger(
     kind: str,
     fake_openai: FakeOpenAIServer,  # noqa: F811
 ) -> None:
-    embedder: OpenAIEmbedder | HTTPEmbedder | LiteLLMEmbedder
-    if kind == "openai":
-        embedder = OpenAIEmbedder("fake-embedder", base_url=fake_openai.base_url, api_key=KEY)
-    elif kind == "openai-compatible":
-        embedder = HTTPEmbedder("fake-embedder", base_url=fake_openai.base_url, api_key=KEY)
-    else:
-        embedder = LiteLLMEmbedder("openai/fake-embedder", api_base=fake_openai.base_url)
+    embedder = _embedder(kind, fake_openai)
     client = EmbeddingClient(embedder)
     result = asyncio.run(client.embed(["alpha beta", "gamma"]))
     assert result.status == "ok"
@@ -390,3 +389,19 @@ def test_openai_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
     assert KEY not in repr(hosted)
     assert response_format({"title": "my schema!"})["json_schema"]["name"] == "my_schema_"
     assert LiteLLMChat("openai/gpt-4o-mini").name == "litellm/openai/gpt-4o-mini"
+
+
+@pytest.mark.parametrize("kind", ["openai", "openai-compatible"])
+def test_an_embedding_reply_without_usage_makes_the_cost_unknown(
+    kind: str,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    served = fake_openai._embeddings
+    monkeypatch.setattr(fake_openai, "_embeddings", lambda body: {**served(body), "usage": None})
+    embedder = _embedder(kind, fake_openai)
+    client = EmbeddingClient(embedder)
+    assert asyncio.run(client.embed(["alpha", "beta"])).status == "ok"
+    assert client.ledger.models[embedder.name].unreported == 1
+    assert client.ledger.cost_usd(embedder.name) is None  # not $0: the tokens are unknown
+    assert client.ledger.describe(embedder.name).endswith("tokens not reported; cost unknown")
