@@ -1,0 +1,36 @@
+"""The ``rag-judge`` command line: parse arguments, call the library, print. Nothing else.
+
+One module per group of commands; this one only assembles them under ``main``.
+"""
+
+from __future__ import annotations
+
+import click
+
+from rag_judge import __version__
+from rag_judge.cli.calibrate import calibrate_command
+from rag_judge.cli.judging import models, prompts, score
+from rag_judge.cli.retrieval import compare, measures, retrieval
+from rag_judge.cli.sweep import compare_retrievers_command, sweep
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rag-judge")
+def main() -> None:
+    """Evaluate retrieval-augmented generation end to end."""
+
+
+for command in (
+    retrieval,
+    compare,
+    measures,
+    score,
+    models,
+    prompts,
+    sweep,
+    compare_retrievers_command,
+    calibrate_command,
+):
+    main.add_command(command)
+
+__all__ = ["main"]

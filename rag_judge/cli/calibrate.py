@@ -1,0 +1,203 @@
+"""``rag-judge calibrate``: how far a judge agrees with human labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rag_judge.cli.common import friendly_errors, make_console
+from rag_judge.report.tables import to_rich
+
+
+@click.command("calibrate")
+@click.option(
+    "--scores",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Judge output of `rag-judge score` (JSONL).",
+)
+@click.option(
+    "--labels",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help='Human labels (JSONL): {"id", "label"} per row, {"id", "claim", "label"} with '
+    '--level claim, {"id_a", "id_b", "preferred": "a"|"b"|"tie"} with --kind pairwise.',
+)
+@click.option(
+    "--run",
+    "run_set",
+    metavar="EVAL_SET",
+    help="Instead of --scores/--labels: judge a bundled calibration set (begin_dev, wice_dev, "
+    "alce_utility) and calibrate against its human labels.",
+)
+@click.option(
+    "--metric",
+    help="Judge metric to calibrate (default: faithfulness; with --run, the set's own).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["binary", "ordinal", "continuous", "pairwise"]),
+    help="What the labels are (default: binary; with --run, from the set's manifest).",
+)
+@click.option(
+    "--level",
+    type=click.Choice(["sample", "claim"]),
+    default="sample",
+    show_default=True,
+    help="A label per row, or per claim of the judge's output.",
+)
+@click.option("--label-field", default="label", show_default=True, help="The label's field.")
+@click.option(
+    "--mapping",
+    metavar="JSON",
+    help='Raw label -> number, null to exclude, e.g. \'{"yes": 1, "no": 0, "generic": null}\'.',
+)
+@click.option(
+    "--scale",
+    metavar="LOW-HIGH",
+    help="Ordinal scale the judge's [0,1] value is mapped onto (default: the labels' range).",
+)
+@click.option("--threshold", type=float, help="Binary: supported iff value >= X (default 0.5).")
+@click.option(
+    "--select",
+    type=click.Choice(["balanced_accuracy", "f1", "f_beta"]),
+    help="Binary: choose the threshold on a dev half instead; figures on the held-out half.",
+)
+@click.option(
+    "--beta",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Beta of the unsupported class's F-beta (and of --select f_beta).",
+)
+@click.option(
+    "--unlabelled",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="More scores without labels: adds a PPI estimate of the mean human label.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write metrics.csv, summary.md, reliability.png, disagreements.jsonl and report.html "
+    "here (with --run also scores.jsonl; default calibration_EVAL_SET).",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), help="--run: judge N samples, balanced over labels."
+)
+@click.option("--model", help="--run: judge provider/model (default: settings, then local).")
+@click.option("--base-url", help="--run: OpenAI-compatible server for openai/ and litellm/.")
+@click.option("--concurrency", type=click.IntRange(min=1), help="--run: model calls in flight.")
+@click.option("--no-cache", is_flag=True, help="--run: do not read or write the response cache.")
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples per interval.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap and split seed.")
+@friendly_errors
+def calibrate_command(
+    scores: Path | None,
+    labels: Path | None,
+    run_set: str | None,
+    metric: str | None,
+    kind: str | None,
+    level: str,
+    label_field: str,
+    mapping: str | None,
+    scale: str | None,
+    threshold: float | None,
+    select: str | None,
+    beta: float,
+    unlabelled: Path | None,
+    output: Path | None,
+    limit: int | None,
+    no_cache: bool,
+    resamples: int,
+    seed: int,
+    **settings: Any,
+) -> None:
+    """Measure how far a judge agrees with human labels, every figure with a bootstrap CI.
+
+    Give --scores (from `rag-judge score`) and --labels, or --run a bundled calibration set:
+    its samples are judged (cached: re-runs are free), scores.jsonl is written to the output
+    folder, and the judge is calibrated against the set's labels. Binary labels get accuracy,
+    balanced accuracy, precision/recall/F1 of the unsupported class, kappa, alpha, AUC, Brier,
+    ECE and correlations; ordinal ones weighted kappa, alpha and rank correlations. Prints the
+    figures; -o also writes the report.
+    """
+    from rag_judge.calibration import run as calibration_run
+    from rag_judge.report.calibration_html import (
+        figure_table,
+        summary_lines,
+        write_calibration_report,
+    )
+
+    if threshold is not None and select is not None:
+        raise click.UsageError("give --threshold or --select, not both")
+    if select == "f1" and beta != 1.0:
+        raise click.UsageError("--select f1 is F-beta with beta 1; use --select f_beta")
+    objective: Any = {"f1": "f_beta"}.get(select or "", select)
+    common: dict[str, Any] = {
+        "threshold": threshold,
+        "select": objective,
+        "beta": beta,
+        "n_resamples": resamples,
+        "seed": seed,
+    }
+    if run_set is not None:
+        given: dict[str, object] = {"--scores": scores, "--labels": labels, "--kind": kind}
+        given |= {"--unlabelled": unlabelled, "--mapping": mapping, "--scale": scale}
+        if extra := [name for name, value in given.items() if value is not None]:
+            raise click.UsageError(f"--run takes the set's own scores and labels, not {extra[0]}")
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        from rag_judge.settings import load_settings
+
+        chosen = load_settings(settings)
+        out = output or Path(f"calibration_{Path(run_set).name}")
+        columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
+        with Progress(*columns, TimeRemainingColumn(), console=make_console(stderr=True)) as bar:
+            task = bar.add_task("judging", total=None)
+            run = calibration_run.run_calibration(
+                run_set,
+                out,
+                metric=metric,
+                limit=limit,
+                settings=chosen,
+                cache=not no_cache,
+                progress=lambda _: bar.advance(task),
+                on_start=lambda n: bar.update(task, total=n),
+                **common,
+            )
+        report, output = run.report, out
+        click.echo(f"scores of {len(run.evaluation)} samples in {run.scores_path}", err=True)
+    else:
+        if scores is None or labels is None:
+            raise click.UsageError("give --scores and --labels, or --run EVAL_SET")
+        used = {"--limit": limit, **{f"--{k.replace('_', '-')}": v for k, v in settings.items()}}
+        if extra := [name for name, value in used.items() if value is not None] + (
+            ["--no-cache"] if no_cache else []
+        ):
+            raise click.UsageError(f"{extra[0]} applies to --run only")
+        common |= {"kind": kind or "binary", "level": level}
+        report = calibration_run.calibrate_files(
+            scores,
+            labels,
+            metric=metric or calibration_run.DEFAULT_METRIC,
+            label_field=label_field,
+            mapping=None if mapping is None else calibration_run.parse_mapping(mapping),
+            unlabelled=unlabelled,
+            scale=None if scale is None else calibration_run.parse_scale(scale),
+            **common,
+        )
+    header, rows = figure_table(report)
+    title = f"{report.metric} vs {report.kind} human labels: {report.n} compared"
+    make_console().print(to_rich(header, rows, title=title))
+    for line in summary_lines(report):
+        click.echo(line)
+    if output is not None:
+        written = write_calibration_report(report, output)
+        click.echo(f"report: {', '.join(str(p) for p in written.paths.values())}", err=True)

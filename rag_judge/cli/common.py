@@ -1,0 +1,46 @@
+"""What every ``rag-judge`` command shares: one-line input errors, consoles, cost lines."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from rich.console import Console
+
+from rag_judge.errors import RagJudgeError
+from rag_judge.judges import JUDGES
+
+if TYPE_CHECKING:
+    from rag_judge.backends.ledger import Ledger
+
+JUDGE_NAMES = tuple(JUDGES)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly_errors(command: F) -> F:
+    """Print our input errors as one line on stderr and exit 2, without a traceback."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except RagJudgeError as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def echo_cost(ledger: Ledger) -> None:
+    """What each model cost, on stderr: calls, cache hits, tokens (or why unknown), spend."""
+    for model in ledger.models:
+        click.echo(ledger.describe(model), err=True)
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console that does not squeeze tables to 80 columns when output is piped."""
+    found = Console(stderr=stderr)
+    return found if found.is_terminal else Console(stderr=stderr, width=160)

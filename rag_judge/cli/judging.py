@@ -1,0 +1,148 @@
+"""``rag-judge score``, ``models`` and ``prompts``: the LLM judges on rows of your own."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rag_judge.cli.common import JUDGE_NAMES, echo_cost, friendly_errors, make_console
+from rag_judge.judges import DEFAULT_METRICS
+from rag_judge.report.tables import judge_summary_table, to_rich
+
+
+@click.command()
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write one JSON line per row with every judge's result.",
+)
+@click.option(
+    "--metrics",
+    default=",".join(DEFAULT_METRICS),
+    show_default=True,
+    help=f"Comma-separated judges; known: {', '.join(JUDGE_NAMES)}.",
+)
+@click.option("--model", help="Chat model provider/model (default: settings, then local).")
+@click.option("--embeddings", help="Embedder for answer relevancy (default: settings).")
+@click.option("--base-url", help="OpenAI-compatible server for openai/ and litellm/ models.")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Model calls in flight.")
+@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
+@click.option("--language", help="Prompt language for every row (default: detected).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@friendly_errors
+def score(
+    input_path: Path,
+    output: Path,
+    metrics: str,
+    limit: int | None,
+    language: str | None,
+    no_cache: bool,
+    **settings: Any,
+) -> None:
+    """Judge the rows of INPUT (JSONL, JSON, CSV, TSV or Parquet) and write OUTPUT.jsonl.
+
+    Columns may use ragas' names (user_input, retrieved_contexts, response, reference) or
+    ours (question, contexts, answer, reference). Re-running is free: finished calls come
+    from the cache, so an interrupted run resumes where it stopped.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from rag_judge.evaluation import evaluate
+    from rag_judge.prompts import prompt_languages
+    from rag_judge.samples import load_samples
+    from rag_judge.settings import load_settings
+
+    chosen = load_settings(settings)
+    samples = load_samples(input_path, limit=limit)
+    if language is not None and language not in (have := prompt_languages()):
+        click.echo(
+            f"note: no prompts in {language!r} (there are: {', '.join(have)}); the English "
+            "prompts are used, and each result records prompt_language=en",
+            err=True,
+        )
+    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeRemainingColumn(), console=make_console(stderr=True)) as bar:
+        task = bar.add_task("judging", total=len(samples))
+        result = evaluate(
+            samples,
+            names,
+            cache=not no_cache,
+            language=language,
+            progress=lambda _: bar.advance(task),
+            settings=chosen,
+        )
+    result.write_jsonl(output)
+    header, rows = judge_summary_table(result.summary())
+    title = f"{len(result)} rows judged by {result.model}; results in {output}"
+    make_console().print(to_rich(header, rows, title=title))
+    echo_cost(result.ledger)
+
+
+@click.command()
+def models() -> None:
+    """List the chat and embedding backends, and why any of them cannot run here."""
+    from rag_judge.backends.availability import list_models
+
+    for item in list_models():
+        state = "available" if item.available else f"unavailable: {item.reason}"
+        click.echo(f"{item.kind:<10} {item.name:<36} {state}")
+
+
+@click.group()
+def prompts() -> None:
+    """Check and lock the prompt files the LLM judges send (see prompts/README.md)."""
+
+
+_PROMPT_DIR = click.option(
+    "--dir",
+    "root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Prompt directory (default: the prompts rag_judge ships).",
+)
+
+
+@prompts.command("validate")
+@_PROMPT_DIR
+@friendly_errors
+def prompts_validate(root: Path | None) -> None:
+    """Render every prompt with its fixtures and check it against the lock file (exit 2 if not)."""
+    from rag_judge.prompt_checks import validate_prompts
+    from rag_judge.prompts import all_prompts
+
+    problems = validate_prompts(root=root)
+    if problems:
+        for problem in problems:
+            click.echo(f"problem: {problem}", err=True)
+        click.echo(f"error: {len(problems)} problem(s) in the prompt files", err=True)
+        sys.exit(2)
+    header = ["prompt", "language", "version", "output", "inputs", "sha256"]
+    rows = [
+        [t.id, t.language, str(t.version), t.output, ", ".join(t.inputs), t.sha256[:12]]
+        for t in all_prompts(root=root)
+    ]
+    make_console().print(to_rich(header, rows, title=f"{len(rows)} prompt files, all valid"))
+
+
+@prompts.command("lock")
+@_PROMPT_DIR
+@friendly_errors
+def prompts_lock(root: Path | None) -> None:
+    """Record the hash of every new prompt version in prompts.lock.json (maintainers).
+
+    Refuses, writing nothing, when a locked version's text changed: bump its `version`.
+    """
+    from rag_judge.prompt_checks import lock_prompts
+
+    added = lock_prompts(root=root)
+    for ref in added:
+        click.echo(f"locked {ref}")
+    if not added:
+        click.echo("the lock file is up to date")
