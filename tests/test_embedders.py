@@ -14,12 +14,11 @@ from rag_judge.backends.embedders import (
     PACKAGED_MINILM,
     SentenceTransformerEmbedder,
     USEM3Embedder,
-    cosine,
     embedder_status,
-    mean_cosine,
 )
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.protocol import EmbeddingBackend
+from rag_judge.backends.vectors import cosine, mean_cosine
 from rag_judge.errors import InputError
 
 EIFFEL = "How old is the Eiffel Tower?"
