@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
 from rag_judge.errors import InputError
 from rag_judge.eval_sets import EvalSet
+
+if TYPE_CHECKING:
+    from rag_judge.backends.ledger import Ledger
 from rag_judge.pipeline import Retriever
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.retrieval import evaluate, parse_measure
@@ -109,6 +112,8 @@ class RetrieverComparison:
     """Questions asked (before exclusions)."""
     note: str = BY_ID_VS_BY_TEXT
     """Why by-id and by-text values can differ."""
+    ledger: Ledger | None = field(default=None, repr=False, compare=False)
+    """Embedding and reranking calls, cache hits and tokens per model (None: not tracked)."""
 
     def excluded_for(self, relevance: str) -> dict[str, str]:
         """``{query_id: reason}`` of the questions excluded from ``id`` or ``text`` measures."""

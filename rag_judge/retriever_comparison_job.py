@@ -11,6 +11,7 @@ probability, or a cross-encoder at a path), imported only when asked for.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,20 +165,22 @@ async def arun_comparison(
     if limit is not None:
         loaded = loaded.limit(limit)
     store = ResponseCache(chosen.cache_path) if cache else None
+    ledger = client.ledger if client is not None else Ledger()
     built = await build_retrievers(
         loaded,
         names,
         settings=chosen,
         cache=store,
-        ledger=client.ledger if client is not None else Ledger(),
+        ledger=ledger,
         embeddings=embeddings,
         rerank=rerank,
         client=client,
         progress=progress,
     )
-    return await acompare_retrievers(
+    compared = await acompare_retrievers(
         loaded, built.retrievers, built.chunks, progress=progress, **options
     )
+    return dataclasses.replace(compared, ledger=ledger)
 
 
 def run_comparison(eval_set: str | Path | EvalSet, **options: Any) -> RetrieverComparison:

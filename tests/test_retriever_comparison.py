@@ -487,3 +487,36 @@ def test_build_retrievers_shares_one_index_each_and_reports_progress(
         )
     )  # fmt: skip
     assert asked[-1] == "openai/text-embedding-3-small"
+
+
+def test_the_comparison_keeps_the_ledger_of_embedding_and_reranking_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag_judge.backends import ModelClient
+    from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+    from rag_judge.retriever_comparison_job import arun_comparison
+    from rag_judge.settings import Settings
+
+    monkeypatch.setattr(
+        "rag_judge.retriever_comparison_job.embedding_backend",
+        lambda name, *, base_url=None: ScriptedEmbedder(),
+    )
+    judge = ScriptedBackend(respond=lambda request: 0.5)  # P(yes) for every chunk
+    client = ModelClient(judge)
+    settings = Settings(cache_dir=tmp_path)
+    result = asyncio.run(
+        arun_comparison(
+            toy_set(), retrievers="bm25,rrf", rerank="llm", settings=settings, client=client
+        )
+    )
+    assert result.retrievers == ("bm25", "rrf", "rrf+rerank")
+    assert result.ledger is client.ledger
+    assert result.ledger is not None
+    tallies = result.ledger.models
+    assert set(tallies) == {"scripted/test", "scripted/embedder"}
+    assert tallies["scripted/test"].calls == len(judge.requests) > 0  # one yes/no per chunk
+    assert tallies["scripted/embedder"].calls == 2  # the chunks once, then the questions
+    # BM25 alone calls no model: the ledger is there, and empty.
+    alone = asyncio.run(arun_comparison(toy_set(), retrievers="bm25", settings=settings))
+    assert alone.ledger is not None
+    assert alone.ledger.models == {}

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import JUDGE_NAMES, friendly_errors, make_console
+from rag_judge.cli.common import JUDGE_NAMES, echo_cost, friendly_errors, make_console
 
 
 @click.command()
@@ -222,3 +222,5 @@ def compare_retrievers_command(
     if out_dir is not None:
         written = write_comparison(comparison, out_dir)
         click.echo(f"wrote {', '.join(p.name for p in written)} to {out_dir}", err=True)
+    if comparison.ledger is not None:
+        echo_cost(comparison.ledger)  # embedding and reranking calls; BM25 alone makes none
