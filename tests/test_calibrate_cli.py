@@ -315,9 +315,11 @@ def test_cli_run_judges_the_set_and_writes_everything(
     names = {p.name for p in out.iterdir()}
     assert {"scores.jsonl", "metrics.csv", "summary.md", "report.html"} <= names
     calls = fake_openai.total_calls
+    assert f"openai/judge: {calls} calls made" in result.output  # the cost, per model
     again = CliRunner().invoke(main, args, env=env)
     assert again.exit_code == 0, again.output
     assert fake_openai.total_calls == calls  # the response cache makes a re-run free
+    assert "openai/judge: 0 calls made" in again.output
 
 
 # --- the notebook, with the real local model --------------------------------------------------

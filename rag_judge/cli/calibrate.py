@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import friendly_errors, make_console
+from rag_judge.cli.common import echo_cost, friendly_errors, make_console
 from rag_judge.report.tables import to_rich
 
 
@@ -174,6 +174,7 @@ def calibrate_command(
             )
         report, output = run.report, out
         click.echo(f"scores of {len(run.evaluation)} samples in {run.scores_path}", err=True)
+        echo_cost(run.evaluation.ledger)
     else:
         if scores is None or labels is None:
             raise click.UsageError("give --scores and --labels, or --run EVAL_SET")
