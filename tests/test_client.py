@@ -16,8 +16,9 @@ from rag_judge.backends import (
     ModelClient,
     ResponseCache,
 )
+from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.errors import BackendError
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
 from rag_judge.backends.types import ChatResponse, Usage, cache_key
 
 FAST = CallPolicy(concurrency=4, timeout=0.5, max_attempts=3, initial_wait=0.0, max_wait=0.0)
@@ -312,3 +313,20 @@ def test_identical_requests_in_flight_share_one_call(tmp_path: Path) -> None:
     assert (first.text, second.text) == ("first", "first")
     assert len(backend.requests) == 1
     assert sorted([first.cached, second.cached]) == [False, True]
+
+
+def test_embeddings_are_cached_per_text_and_cache_hits_are_counted(tmp_path: Path) -> None:
+    backend = ScriptedEmbedder()
+    client = EmbeddingClient(backend, cache=ResponseCache(tmp_path / "c.sqlite"))
+    first = run(client.embed(["a", "b"]))
+    again = run(client.embed(["b", "a"]))  # every text cached: no backend call
+    mixed = run(client.embed(["a", "c"]))  # only the new text reaches the backend
+    assert backend.calls == [["a", "b"], ["c"]]
+    assert (first.cached, again.cached, mixed.cached) == (0, 2, 1)
+    assert again.vectors == (first.vectors[1], first.vectors[0])
+    assert mixed.vectors[0] == first.vectors[0]
+    tally = client.ledger.models["scripted/embedder"]
+    assert (tally.calls, tally.cached, tally.unreported) == (2, 1, 2)  # no usage: unreported
+    assert client.ledger.describe("scripted/embedder") == (
+        "scripted/embedder: 2 calls made, 1 answered from the cache; tokens not reported"
+    )

@@ -64,7 +64,7 @@ def test_summary() -> None:
     )
     covered = check_gold_coverage({"q1": "北京大学"}, CORPUS, threshold=0.75)
     assert covered.summary() == (
-        "all 1 questions have reference text some chunk covers at threshold 0.75"
+        "the 1 question has reference text some chunk covers at threshold 0.75"
     )
 
 

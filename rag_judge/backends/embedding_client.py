@@ -74,6 +74,10 @@ class EmbeddingClient:
                 if (stored := self.cache.get(key)) is not None:
                     found[i] = tuple(json.loads(stored))
         missing = [i for i in range(len(texts)) if i not in found]
+        if texts and not missing:  # the whole batch from the cache: counted, as chat hits are
+            self.ledger.record(
+                self.name, usage=Usage(), status="ok", cached=True, attempts=0, seconds=0.0
+            )
         if missing:
             started = time.perf_counter()
             vectors, usage, attempts, error = await self._call([texts[i] for i in missing])

@@ -52,6 +52,8 @@ class CoverageReport:
         """One line for a report: how many questions are excluded, and which."""
         at = f"at threshold {self.threshold:g}"
         if not self.uncovered:
+            if self.n_questions == 1:
+                return f"the 1 question has reference text some chunk covers {at}"
             return f"all {self.n_questions} questions have reference text some chunk covers {at}"
         share = 100.0 * len(self.uncovered) / self.n_questions
         ids = list(self.uncovered)
