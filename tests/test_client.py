@@ -313,6 +313,14 @@ def test_identical_requests_in_flight_share_one_call(tmp_path: Path) -> None:
     assert (first.text, second.text) == ("first", "first")
     assert len(backend.requests) == 1
     assert sorted([first.cached, second.cached]) == [False, True]
+    # The ledger tells a shared flight from a cache read: on a first run nothing was cached.
+    assert client.ledger.describe("scripted/test").startswith(
+        "scripted/test: 1 call made, 1 shared with an identical request in flight;"
+    )
+    asyncio.run(client.chat(same))  # now from the cache
+    tally = client.ledger.summary()["scripted/test"]
+    assert (tally["calls"], tally["cached"], tally["shared"]) == (1, 2, 1)
+    assert "1 answered from the cache and 1 shared" in client.ledger.describe("scripted/test")
 
 
 def test_embeddings_are_cached_per_text_and_cache_hits_are_counted(tmp_path: Path) -> None:

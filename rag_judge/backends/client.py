@@ -218,14 +218,16 @@ class ModelClient:
         )
         if self.cache is not None and key is not None and (stored := self.cache.get(key)):
             response = response_type.model_validate_json(stored)
-            return response, self._shared_hit()
+            return response, self._shared_hit(in_flight=False)
         if key is None:
             return await self._call_backend(kind, None, request, call)
         # Single flight: an identical request already in flight is awaited, not repeated.
         flights = self._in_flight()
         if (pending := flights.get(key)) is not None:
             shared, meta = await asyncio.shield(pending)
-            return (shared, self._shared_hit()) if shared is not None else (None, meta)
+            return (
+                (shared, self._shared_hit(in_flight=True)) if shared is not None else (None, meta)
+            )
         flight: asyncio.Future[tuple[Any, dict[str, Any]]] = (
             asyncio.get_running_loop().create_future()
         )
@@ -240,9 +242,17 @@ class ModelClient:
         flight.set_result(result)
         return result
 
-    def _shared_hit(self) -> dict[str, Any]:
+    def _shared_hit(self, *, in_flight: bool) -> dict[str, Any]:
         """Record and describe a reply that needed no backend call (cache or a shared flight)."""
-        self._record(Usage(), "ok", cached=True, attempts=0, seconds=0.0)
+        self.ledger.record(
+            self.name,
+            usage=Usage(),
+            status="ok",
+            cached=True,
+            attempts=0,
+            seconds=0.0,
+            shared=in_flight,
+        )
         return {"status": "ok", "cached": True, "attempts": 0}
 
     async def _call_backend(

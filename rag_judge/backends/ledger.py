@@ -21,7 +21,10 @@ class ModelTally:
     attempts: int = 0
     """Backend attempts including retries."""
     cached: int = 0
-    """Calls answered from the cache (no tokens spent)."""
+    """Calls answered without reaching the backend (no tokens spent): from the response cache,
+    or shared with an identical request already in flight (``shared`` of them)."""
+    shared: int = 0
+    """Of ``cached``: identical requests made at the same time, answered by one backend call."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     unreported: int = 0
@@ -47,14 +50,17 @@ class Ledger:
         cached: bool,
         attempts: int,
         seconds: float,
+        shared: bool = False,
     ) -> None:
-        """Add one finished call."""
+        """Add one finished call (``cached``: no backend call; ``shared`` too if it waited on
+        an identical request in flight rather than reading the cache)."""
         tally = self.models.get(model)
         if tally is None:  # not setdefault: that would build a tally on every call
             tally = self.models[model] = ModelTally()
         tally.statuses[status] += 1
         if cached:
             tally.cached += 1
+            tally.shared += shared
             return
         tally.calls += 1
         tally.attempts += attempts
@@ -81,7 +87,7 @@ class Ledger:
     def describe(self, model: str) -> str:
         """One line on what a model did: calls, cache hits, tokens (or why unknown) and cost."""
         t = self.models[model]
-        parts = [f"{t.calls} call{'s' * (t.calls != 1)} made, {t.cached} answered from the cache"]
+        parts = [f"{t.calls} call{'s' * (t.calls != 1)} made, {_reused(t)}"]
         answered = t.statuses["ok"] - t.cached  # calls that reached the backend and succeeded
         if t.unreported and t.unreported == answered:
             parts.append("tokens not reported")
@@ -104,6 +110,7 @@ class Ledger:
             model: {
                 "calls": t.calls,
                 "cached": t.cached,
+                "shared": t.shared,
                 "attempts": t.attempts,
                 "prompt_tokens": t.prompt_tokens,
                 "completion_tokens": t.completion_tokens,
@@ -114,6 +121,15 @@ class Ledger:
             }
             for model, t in self.models.items()
         }
+
+
+def _reused(t: ModelTally) -> str:
+    """The calls that needed no backend call, by where their answer came from."""
+    from_cache = t.cached - t.shared
+    if not t.shared:
+        return f"{from_cache} answered from the cache"
+    in_flight = f"{t.shared} shared with an identical request in flight"
+    return f"{from_cache} answered from the cache and {in_flight}" if from_cache else in_flight
 
 
 def _price(model: str) -> tuple[float, float] | None:
