@@ -29,9 +29,6 @@ import pandas as pd
 
 from rag_judge.errors import InputError
 from rag_judge.eval_sets import EvalSet
-
-if TYPE_CHECKING:
-    from rag_judge.backends.ledger import Ledger
 from rag_judge.pipeline import Retriever
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.retrieval import evaluate, parse_measure
@@ -52,6 +49,9 @@ from rag_judge.retriever_comparison_stats import (
     summary_frame,
 )
 from rag_judge.sweep.retrieval_by_k import UNCOVERED, doc_ranking
+
+if TYPE_CHECKING:
+    from rag_judge.backends.ledger import Ledger
 
 MEASURES: Final = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "joint_recall@5")
 DEPTH: Final = 10

@@ -244,15 +244,7 @@ class ModelClient:
 
     def _shared_hit(self, *, in_flight: bool) -> dict[str, Any]:
         """Record and describe a reply that needed no backend call (cache or a shared flight)."""
-        self.ledger.record(
-            self.name,
-            usage=Usage(),
-            status="ok",
-            cached=True,
-            attempts=0,
-            seconds=0.0,
-            shared=in_flight,
-        )
+        self._record(Usage(), "ok", cached=True, attempts=0, seconds=0.0, shared=in_flight)
         return {"status": "ok", "cached": True, "attempts": 0}
 
     async def _call_backend(
@@ -337,10 +329,23 @@ class ModelClient:
         )
 
     def _record(
-        self, usage: Usage, status: CallStatus, *, cached: bool, attempts: int, seconds: float
+        self,
+        usage: Usage,
+        status: CallStatus,
+        *,
+        cached: bool,
+        attempts: int,
+        seconds: float,
+        shared: bool = False,
     ) -> None:
         self.ledger.record(
-            self.name, usage=usage, status=status, cached=cached, attempts=attempts, seconds=seconds
+            self.name,
+            usage=usage,
+            status=status,
+            cached=cached,
+            attempts=attempts,
+            seconds=seconds,
+            shared=shared,
         )
 
 

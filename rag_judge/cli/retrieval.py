@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from rag_judge.cli.common import friendly_errors, make_console
+from rag_judge.cli.common import F, friendly_errors, make_console
 from rag_judge.report.tables import comparison_table, eval_result_table, to_csv, to_rich
 from rag_judge.retrieval import FAMILIES, EvalResult, evaluate, read_qrels, read_run
 from rag_judge.retrieval.compare import compare_runs
 
 DEFAULT_MEASURES = ("map", "mrr@10", "ndcg@10", "precision@5", "recall@10", "hit_rate@5")
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _split_measures(values: Sequence[str]) -> list[str]:
