@@ -3,7 +3,7 @@
 Same eval set, questions, retriever (BM25), model and judges for both plans; no response cache
 (each plan starts from nothing, so every call is paid):
 
-* **planned** — ``rag_judge.sweep``: per question, the answers for k = 1..K in ascending k
+* **planned** — ``rag_judge.jobs.sweep``: per question, the answers for k = 1..K in ascending k
   back to back (each prompt extends the previous one, so llama.cpp reuses its KV-cache
   prefix), then the judges; the reference's claims are extracted once per question and context
   recall for every k comes from one pass over the top K.
@@ -40,30 +40,29 @@ from typing import Any
 
 from _machine import machine_info
 
-from rag_judge.backends import ModelClient
-from rag_judge.backends.client import CallPolicy
 from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.ledger import Ledger
-from rag_judge.backends.registry import chat_backend
-from rag_judge.eval_sets import load_eval_set
-from rag_judge.evaluation import aevaluate
-from rag_judge.language import detect_language
-from rag_judge.prompts import prompt_languages
-from rag_judge.settings import load_settings
-from rag_judge.sweep import generate_answer, run_sweep
-from rag_judge.sweep.job import build_rag
-from rag_judge.sweep.plan import SWEEP_METRICS, parse_ks
-from rag_judge.types import RagSample
+from rag_judge.core.language import detect_language
+from rag_judge.core.types import RagSample
+from rag_judge.data.eval_sets import load_eval_set
+from rag_judge.jobs.score.run import aevaluate
+from rag_judge.jobs.sweep import run_sweep
+from rag_judge.jobs.sweep.job import build_rag
+from rag_judge.jobs.sweep.plan import parse_ks
+from rag_judge.judges import DEFAULT_METRICS, JUDGES
+from rag_judge.pipeline.generate import generate_answer
+from rag_judge.prompts.templates import prompt_languages
+from rag_judge.runtime.session import Session, open_session
+from rag_judge.runtime.settings import load_settings
 
 RESULTS = Path(__file__).parent / "results"
 Rows = list[dict[str, Any]]
 """Per-question cumulative tallies, as :class:`Recorder` saves them."""
 
 
-def _client(model: str, ledger: Ledger) -> ModelClient:
-    settings = load_settings({"model": model})
-    policy = CallPolicy(concurrency=1, timeout=settings.timeout, max_attempts=settings.max_attempts)
-    return ModelClient(chat_backend(settings.model), cache=None, policy=policy, ledger=ledger)
+def _session(model: str) -> Session:
+    """One call at a time and no response cache: every call of a plan reaches the model."""
+    return open_session(load_settings({"model": model, "concurrency": 1}), cache=False)
 
 
 def _tally(ledger: Ledger, started: float) -> dict[str, Any]:
@@ -120,8 +119,8 @@ async def planned(
     args: argparse.Namespace, eval_set: Any, rag: Any, save: Any, earlier: Rows | None
 ) -> dict[str, Any]:
     """The sweep as rag_judge plans it (``earlier``: rows of the run this one resumes)."""
-    ledger = Ledger()
-    client = _client(args.model, ledger)
+    session = _session(args.model)
+    client, ledger = session.client, session.ledger
     recorder = Recorder("planned", ledger, save, earlier, cpu=args.cpu)
     result = await run_sweep(
         eval_set,
@@ -142,8 +141,8 @@ async def naive(
     args: argparse.Namespace, eval_set: Any, rag: Any, save: Any, earlier: Rows | None
 ) -> dict[str, Any]:
     """Every k judged from scratch: generate, then evaluate the (question, top k, answer)."""
-    ledger = Ledger()
-    client = _client(args.model, ledger)
+    session = _session(args.model)
+    client, ledger = session.client, session.ledger
     texts = {c.id: c.text for c in rag.chunks}
     queries = list(eval_set.queries)
     hits = await rag.retriever.search([q.question for q in queries], max(args.ks))
@@ -190,14 +189,10 @@ async def main(args: argparse.Namespace) -> None:
     unknown = [q for q in args.questions or () if q not in {q.id for q in eval_set.queries}]
     if unknown:
         raise SystemExit(f"--questions: {unknown} not among the first {args.limit} questions")
-    settings = load_settings({"model": args.model})
-    ledger = Ledger()
     rag = await build_rag(
         eval_set,
-        settings=settings,
-        cache=None,
-        ledger=ledger,
-        needs_embedder="answer_relevancy" in args.metrics,
+        _session(args.model),
+        needs_embedder=any(JUDGES[m].needs_embedder for m in args.metrics),
     )
     if rag.embedder is not None:
         # Embeddings are not model calls; keep them out of both plans' ledgers alike.
@@ -370,7 +365,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--ks", type=parse_ks, default=parse_ks("1-10"))
     parser.add_argument("--model", default="local/qwen2.5-coder-1.5b")
-    parser.add_argument("--metrics", type=lambda s: tuple(s.split(",")), default=SWEEP_METRICS)
+    parser.add_argument("--metrics", type=lambda s: tuple(s.split(",")), default=DEFAULT_METRICS)
     parser.add_argument("--plans", type=lambda s: s.split(","), default=["planned", "naive"])
     parser.add_argument(
         "--budget-min", type=float, default=None, help="naive: start no question after this"

@@ -8,7 +8,7 @@ Reads the upstream files as fetched (``<source>/cmrc2018_zh/raw/cmrc2018_dev.jso
 ``LICENCE``; ``<source>/cranfield/raw/cran.all.1400``, ``cran.qry``, ``cranqrel``) and writes
 ``corpus.jsonl``, ``queries.jsonl``, ``qrels.tsv``, ``LICENSE.md`` and ``manifest.json`` into
 ``<out>/<name>/``. Deterministic: the same sources give byte-identical files, so the bundled
-files are exactly what this script writes (``tests/test_eval_set_loader.py`` checks it when the
+files are exactly what this script writes (``tests/data/test_eval_set_loader.py`` checks it when the
 sources are present). The format is described in ``rag_judge/eval_sets.py``.
 """
 

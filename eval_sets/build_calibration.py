@@ -11,7 +11,7 @@ Reads the upstream files as fetched (``<source>/wice_dev/claim_dev.jsonl``,
 writes ``samples.jsonl`` (rows the judges score), ``labels.jsonl`` (the human label of each
 row), ``LICENSE.md``, verbatim copies of the source's licence files and ``manifest.json`` into
 ``<out>/<name>/``. Deterministic: the same sources give byte-identical files, in a fixed order
-(``tests/test_calibration_sets.py`` checks it when the sources are present). The format is
+(``tests/data/test_calibration_sets.py`` checks it when the sources are present). The format is
 described in ``rag_judge/calibration_sets.py``.
 """
 

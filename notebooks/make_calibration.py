@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_judge.calibration.run import arun_calibration
-from rag_judge.calibration_sets import load_calibration_set
+from rag_judge.jobs.calibrate import arun_calibration
+from rag_judge.data.calibration_sets import load_calibration_set
 from rag_judge.report.calibration_html import (
     figure_table,
     summary_lines,

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture
 def data_dir() -> Path:
-    """tests/data."""
+    """tests/fixtures."""
     return DATA
 
 

@@ -27,7 +27,8 @@ from rag_judge.backends.registry import (
     embedding_backend,
     parse_model_name,
 )
-from rag_judge.backends.types import ChatRequest, ChatResponse, Message, Usage
+from rag_judge.backends.types import ChatRequest, ChatResponse, Message
+from rag_judge.core.types import Usage
 
 __all__ = [
     "DEFAULT_EMBEDDINGS",
@@ -47,20 +48,5 @@ __all__ = [
     "YesNoResult",
     "chat_backend",
     "embedding_backend",
-    "open_client",
     "parse_model_name",
 ]
-
-
-def open_client(settings: object | None = None, *, ledger: Ledger | None = None) -> ModelClient:
-    """A :class:`ModelClient` for the configured chat model, with the persistent cache."""
-    from rag_judge.settings import Settings, load_settings
-
-    chosen = settings if isinstance(settings, Settings) else load_settings()
-    backend = chat_backend(chosen.model, base_url=chosen.base_url)
-    policy = CallPolicy(
-        concurrency=chosen.concurrency, timeout=chosen.timeout, max_attempts=chosen.max_attempts
-    )
-    return ModelClient(
-        backend, cache=ResponseCache(chosen.cache_path), policy=policy, ledger=ledger
-    )

@@ -36,10 +36,10 @@ from rag_judge.backends.types import (
     ChatRequest,
     ChatResponse,
     Message,
-    Usage,
     YesNoResponse,
     cache_key,
 )
+from rag_judge.core.types import Usage
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R", bound=BaseModel)

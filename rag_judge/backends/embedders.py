@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rag_judge.backends.errors import BackendError, BackendUnavailable
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

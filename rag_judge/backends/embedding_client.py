@@ -18,7 +18,8 @@ from rag_judge.backends.client import CallPolicy
 from rag_judge.backends.errors import BackendError, BackendTimeout
 from rag_judge.backends.ledger import Ledger
 from rag_judge.backends.protocol import CountingEmbeddingBackend, EmbeddingBackend
-from rag_judge.backends.types import CallStatus, Usage, cache_key
+from rag_judge.backends.types import CallStatus, cache_key
+from rag_judge.core.types import Usage
 
 
 class _EmbedKey(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_judge.errors import RagJudgeError
+from rag_judge.core.errors import RagJudgeError
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 """HTTP statuses worth retrying: timeouts, conflicts, rate limits and server errors."""

@@ -41,7 +41,8 @@ from rag_judge.backends.openai_backend import (
     retry_after_of,
     yes_share,
 )
-from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.core.types import Usage
 
 if TYPE_CHECKING:
     from aiohttp import ClientResponse, ClientSession

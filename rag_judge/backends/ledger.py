@@ -6,7 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_judge.backends.types import CallStatus, Usage
+from rag_judge.backends.types import CallStatus
+from rag_judge.core.types import Usage
 
 #: Providers that run in process and cost nothing per token.
 FREE_PROVIDERS = frozenset({"local", "scripted", "sentence-transformers"})

@@ -24,7 +24,8 @@ from rag_judge.backends.openai_backend import (
     usage_of,
     yes_no_response,
 )
-from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.core.types import Usage
 
 _LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 

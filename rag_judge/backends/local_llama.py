@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from rag_judge.backends.errors import BackendError, BackendUnavailable
 from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
-from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
 from rag_judge.backends.weights import (
     INSTALL_HINT,
     QWEN_CODER_1_5B,
@@ -38,6 +38,7 @@ from rag_judge.backends.weights import (
     model_file,
     weights_status,
 )
+from rag_judge.core.types import Usage
 
 if TYPE_CHECKING:
     from llama_cpp import Llama

@@ -25,7 +25,8 @@ from rag_judge.backends.errors import (
     classify_status,
     parse_retry_after,
 )
-from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.core.types import Usage
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.core.types import Usage
 
 
 @runtime_checkable

@@ -16,7 +16,7 @@ from typing import Final
 
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.protocol import ChatBackend, EmbeddingBackend
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 DEFAULT_MODEL: Final = "local/qwen2.5-coder-1.5b"
 DEFAULT_EMBEDDINGS: Final = "local/all-minilm-l6-v2"

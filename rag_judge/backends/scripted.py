@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rag_judge.backends.errors import BackendError
-from rag_judge.backends.types import ChatRequest, ChatResponse, Usage, YesNoResponse
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.core.types import Usage
 
 Reply = str | ChatResponse | BaseException | float
 Responder = Callable[[ChatRequest], Reply]

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rag_judge.core.types import Usage
+
 CallStatus = Literal["ok", "backend_error", "timeout", "parse_error", "refused"]
 """How a call ended. Everything but "ok" carries no value, and is recorded, never dropped."""
 
@@ -47,26 +49,6 @@ class ChatRequest(BaseModel):
     def of(cls, *messages: tuple[str, str], **fields: Any) -> ChatRequest:
         """Build from ``(role, content)`` pairs: ``ChatRequest.of(("user", "hi"))``."""
         return cls(messages=tuple(Message(role=r, content=c) for r, c in messages), **fields)  # type: ignore[arg-type]
-
-
-class Usage(BaseModel):
-    """Tokens one call consumed, as the backend reported them."""
-
-    model_config = ConfigDict(frozen=True)
-
-    prompt_tokens: int = 0
-    """Tokens read."""
-    completion_tokens: int = 0
-    """Tokens generated."""
-    reported: bool = True
-    """False when the reply carried no token counts: the zeros above mean unknown, not free."""
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            reported=self.reported and other.reported,
-        )
 
 
 class ChatResponse(BaseModel):

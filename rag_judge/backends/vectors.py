@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 Vector = Sequence[float] | npt.NDArray[np.floating[Any]]
 """One embedding: a list of floats or a 1-D numpy array."""

@@ -12,8 +12,8 @@ from typing import TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from rag_judge.errors import InputError
-from rag_judge.stats import as_finite_values
+from rag_judge.core.errors import InputError
+from rag_judge.core.stats import as_finite_values
 
 FloatArray: TypeAlias = NDArray[np.float64]
 IntArray: TypeAlias = NDArray[np.intp]

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from rag_judge.calibration._inputs import FloatArray, IntArray, as_pair, as_values, check_binary
 from rag_judge.calibration.estimate import Estimate, StatisticValue, Undefined, bootstrap_estimate
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 _FromCounts = Callable[[int, int, int, int], StatisticValue]
 """A statistic of the counts (caught, missed, false_alarm, passed)."""

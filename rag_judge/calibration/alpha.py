@@ -31,7 +31,7 @@ from rag_judge.calibration.estimate import (
     Undefined,
     bootstrap_estimate,
 )
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 AlphaLevel = Literal["nominal", "ordinal", "interval"]
 """The level of measurement, which picks the distance δ²."""

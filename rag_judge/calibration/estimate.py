@@ -3,7 +3,7 @@
 Every agreement, correlation and probability statistic goes through :func:`bootstrap_estimate`:
 the point estimate on all rows, then a percentile interval over ``n_resamples`` resamples of the
 rows drawn with replacement (``numpy.random.default_rng(seed)``, the same stream as
-:func:`rag_judge.stats.bootstrap_mean_ci`, so a mean-like statistic gets the same interval).
+:func:`rag_judge.core.stats.bootstrap_mean_ci`, so a mean-like statistic gets the same interval).
 
 Some statistics are undefined on some data (AUC with one class, a correlation with a constant
 input, κ when both raters use a single category). Then the estimate is None with a reason,
@@ -20,10 +20,10 @@ from typing import TypedDict
 import numpy as np
 
 from rag_judge.calibration._inputs import IntArray
-from rag_judge.stats import _check_confidence, _check_n_resamples
+from rag_judge.core.stats import _check_confidence, _check_n_resamples
 
 _CHUNK_ELEMENTS = 1 << 20
-"""Resample indices are drawn in blocks of about this many elements (as in rag_judge.stats)."""
+"""Resample indices are drawn in blocks of about this many elements (as in rag_judge.core.stats)."""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from rag_judge.calibration.labels import (
     LabelKind,
     LabelLevel,
 )
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 NOT_JUDGED = "not_judged"
 """Status of a labelled row whose judge output has no result for the metric."""

@@ -1,6 +1,7 @@
 """Judge scores for calibration, read from the JSON Lines that ``rag-judge score`` writes.
 
-Each line is one sample (:meth:`rag_judge.results.EvaluationResult.write_jsonl`): its ``id`` and
+Each line is one sample
+(:meth:`rag_judge.jobs.score.result.EvaluationResult.write_jsonl`): its ``id`` and
 ``results[metric]`` with ``value``, ``status``, ``error`` and ``claims`` (each with ``claim``,
 ``verdict`` and ``support_probability``). For one metric this keeps, per row:
 
@@ -22,8 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag_judge.calibration._jsonl import Location, read_jsonl
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
+from rag_judge.data.readers import Where, numbered_records, read_jsonl
 
 _VERDICTS = ("supported", "contradicted", "not_mentioned")
 
@@ -90,7 +91,7 @@ def read_judge_scores(path: str | os.PathLike[str], metric: str) -> JudgeScores:
         InputError: Naming file:line and field, for a missing or repeated id, a malformed
             result, value, status or claim, or when no row has the metric at all.
     """
-    return _parse(read_jsonl(path), str(path), metric, is_file=True)
+    return _parse(read_jsonl(path), str(path), metric)
 
 
 def judge_scores_from_records(
@@ -101,20 +102,17 @@ def judge_scores_from_records(
     Raises:
         InputError: As :func:`read_judge_scores`, naming the 0-based row instead of a line.
     """
-    numbered = ((i, dict(r)) for i, r in enumerate(records))
-    return _parse(numbered, source, metric, is_file=False)
+    return _parse(numbered_records(records, source), source, metric)
 
 
 def _parse(
-    numbered: Iterator[tuple[int, dict[str, Any]]], source: str, metric: str, *, is_file: bool
+    numbered: Iterator[tuple[Where, dict[str, Any]]], source: str, metric: str
 ) -> JudgeScores:
     rows: list[JudgeRow] = []
     not_judged: list[str] = []
-    seen: dict[str, Location] = {}
+    seen: dict[str, Where] = {}
     metrics_seen: set[str] = set()
-    for number, record in numbered:
-        line, row = (number, None) if is_file else (None, number)
-        where = Location(source, line, row)
+    for where, record in numbered:
         id_ = record.get("id")
         if isinstance(id_, int) and not isinstance(id_, bool):
             id_ = str(id_)
@@ -139,7 +137,7 @@ def _parse(
     return JudgeScores(source, metric, tuple(rows), tuple(not_judged))
 
 
-def _parse_result(result: Any, id_: str, where: Location, path: str) -> JudgeRow:
+def _parse_result(result: Any, id_: str, where: Where, path: str) -> JudgeRow:
     if not isinstance(result, dict):
         raise where.error("expected a judge result object", path)
     status = result.get("status")
@@ -171,7 +169,7 @@ def _parse_result(result: Any, id_: str, where: Location, path: str) -> JudgeRow
     )
 
 
-def _parse_claim(claim: Any, index: int, path: str, where: Location) -> ClaimScore:
+def _parse_claim(claim: Any, index: int, path: str, where: Where) -> ClaimScore:
     if not isinstance(claim, dict) or not isinstance(claim.get("claim"), str):
         raise where.error("expected a claim object with a 'claim' string", path)
     verdict = claim.get("verdict")

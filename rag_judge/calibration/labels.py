@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rag_judge.calibration._jsonl import Location, read_jsonl
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
+from rag_judge.data.readers import Where, numbered_records, read_jsonl
 
 LabelKind = Literal["binary", "ordinal", "continuous"]
 """How to read and check a label value."""
@@ -103,7 +103,7 @@ def read_human_labels(
         InputError: Naming file:line and field, for a missing or malformed id, claim or label,
             a label outside the kind or the mapping, or an id (and claim) labelled twice.
     """
-    return _parse_labels(read_jsonl(path), str(path), kind, mapping, level, label_field, True)
+    return _parse_labels(read_jsonl(path), str(path), kind, mapping, level, label_field)
 
 
 def human_labels_from_records(
@@ -120,8 +120,8 @@ def human_labels_from_records(
     Raises:
         InputError: As :func:`read_human_labels`, naming the 0-based row instead of a line.
     """
-    numbered = ((i, dict(r)) for i, r in enumerate(records))
-    return _parse_labels(numbered, source, kind, mapping, level, label_field, False)
+    numbered = numbered_records(records, source)
+    return _parse_labels(numbered, source, kind, mapping, level, label_field)
 
 
 def read_pairwise_labels(path: str | os.PathLike[str]) -> tuple[PairwisePreference, ...]:
@@ -131,10 +131,8 @@ def read_pairwise_labels(path: str | os.PathLike[str]) -> tuple[PairwisePreferen
         InputError: Naming file:line and field, for a missing or malformed id, the same id on
             both sides, or a ``preferred`` other than "a", "b" or "tie".
     """
-    source = str(path)
     out = []
-    for line, record in read_jsonl(path):
-        where = Location(source, line, None)
+    for where, record in read_jsonl(path):
         id_a = _read_id(record, "id_a", where)
         id_b = _read_id(record, "id_b", where)
         if id_a == id_b:
@@ -142,7 +140,7 @@ def read_pairwise_labels(path: str | os.PathLike[str]) -> tuple[PairwisePreferen
         preferred = record.get("preferred")
         if preferred not in ("a", "b", "tie"):
             raise where.error(f"expected 'a', 'b' or 'tie', got {preferred!r}", "preferred")
-        out.append(PairwisePreference(id_a, id_b, preferred, line))
+        out.append(PairwisePreference(id_a, id_b, preferred, where.line))
     return tuple(out)
 
 
@@ -150,13 +148,12 @@ def read_pairwise_labels(path: str | os.PathLike[str]) -> tuple[PairwisePreferen
 
 
 def _parse_labels(
-    numbered: Iterator[tuple[int, dict[str, Any]]],
+    numbered: Iterator[tuple[Where, dict[str, Any]]],
     source: str,
     kind: LabelKind,
     mapping: LabelMapping | None,
     level: LabelLevel,
     label_field: str,
-    is_file: bool,
 ) -> HumanLabels:
     if kind not in ("binary", "ordinal", "continuous"):
         raise InputError(f"unknown label kind {kind!r}: use binary, ordinal or continuous")
@@ -166,10 +163,9 @@ def _parse_labels(
         _check_mapping(mapping, kind)
     labels: list[HumanLabel] = []
     excluded: list[ExcludedLabel] = []
-    seen: dict[tuple[str, int | None], Location] = {}
-    for number, record in numbered:
-        line, row = (number, None) if is_file else (None, number)
-        where = Location(source, line, row)
+    seen: dict[tuple[str, int | None], Where] = {}
+    for where, record in numbered:
+        line = where.line
         id_ = _read_id(record, "id", where)
         claim = _read_claim(record, where) if level == "claim" else None
         key = (id_, claim)
@@ -191,7 +187,7 @@ def _parse_labels(
     return HumanLabels(source, kind, level, tuple(labels), tuple(excluded))
 
 
-def _read_id(record: Mapping[str, Any], field: str, where: Location) -> str:
+def _read_id(record: Mapping[str, Any], field: str, where: Where) -> str:
     value = record.get(field)
     if isinstance(value, str) and value:
         return value
@@ -201,7 +197,7 @@ def _read_id(record: Mapping[str, Any], field: str, where: Location) -> str:
     raise where.error(problem, field)
 
 
-def _read_claim(record: Mapping[str, Any], where: Location) -> int:
+def _read_claim(record: Mapping[str, Any], where: Where) -> int:
     value = record.get("claim")
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
@@ -214,7 +210,7 @@ def _read_value(
     raw: Any,
     kind: LabelKind,
     mapping: LabelMapping | None,
-    where: Location,
+    where: Where,
     field: str,
 ) -> float | None:
     """The label as a number; None when the mapping excludes it."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from rag_judge.calibration._inputs import FloatArray
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 MAPPING_RULE = "low + floor((high - low) * value + 0.5), i.e. round half up"
 """The mapping, in words, for the notes of a report."""

@@ -29,7 +29,7 @@ from rag_judge.calibration.estimate import (
     bootstrap_estimate,
 )
 from rag_judge.calibration.labels import PairwisePreference, Preference
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from rag_judge.calibration.judge_scores import JudgeScores
 from rag_judge.calibration.labels import PairwisePreference
 from rag_judge.calibration.pairwise import pairwise_agreement
 from rag_judge.calibration.report_types import CalibrationReport
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 
 def pairwise_report(

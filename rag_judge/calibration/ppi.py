@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rag_judge.calibration._inputs import as_pair, as_values
-from rag_judge.errors import InputError
-from rag_judge.stats import ConfidenceInterval, _check_confidence
+from rag_judge.core.errors import InputError
+from rag_judge.core.stats import ConfidenceInterval, _check_confidence
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from rag_judge.calibration._inputs import (
 )
 from rag_judge.calibration.correlation import average_ranks
 from rag_judge.calibration.estimate import Estimate, StatisticValue, Undefined, bootstrap_estimate
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 DEFAULT_BINS = 10
 """Number of equal-width bins of the expected calibration error and the reliability diagram."""

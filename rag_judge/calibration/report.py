@@ -71,7 +71,7 @@ from rag_judge.calibration.report_types import (
 )
 from rag_judge.calibration.thresholds import Objective, select_threshold
 from rag_judge.calibration.unlabelled_ppi import ppi_from_unlabelled
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 # Public names, re-exporting those moved to report_types, ordinal_scale and coverage.
 __all__ = [
@@ -128,7 +128,7 @@ def calibrate(
         scale: Ordinal only: the label scale (low, high); default: the labels' min and max.
         unlabelled: More judge scores of the same metric on rows without labels, for PPI.
         details: Row id → what the judge said
-            (:func:`~rag_judge.calibration.run.read_row_details`), shown with disagreements.
+            (:func:`~rag_judge.jobs.calibrate.read_row_details`), shown with disagreements.
         n_bins: Bins of the expected calibration error and reliability diagram.
         worst: How many disagreements to keep.
         confidence: Nominal coverage of every interval.

@@ -31,7 +31,7 @@ from rag_judge.calibration.agreement import (
     predict_supported,
 )
 from rag_judge.calibration.estimate import BootstrapOptions, Estimate
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 Objective = Literal["balanced_accuracy", "f_beta"]
 """What the threshold maximises: balanced accuracy, or F-beta of the negative class."""

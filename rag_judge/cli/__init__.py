@@ -9,9 +9,10 @@ import click
 
 from rag_judge import __version__
 from rag_judge.cli.calibrate import calibrate_command
+from rag_judge.cli.compare import compare_retrievers_command
 from rag_judge.cli.judging import models, prompts, score
 from rag_judge.cli.retrieval import compare, measures, retrieval
-from rag_judge.cli.sweep import compare_retrievers_command, sweep
+from rag_judge.cli.sweep import sweep
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

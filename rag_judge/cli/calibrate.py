@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from rag_judge.cli.common import echo_cost, friendly_errors, make_console
+from rag_judge.judges import DEFAULT_CALIBRATED
 from rag_judge.report.tables import to_rich
 
 
@@ -32,7 +33,7 @@ from rag_judge.report.tables import to_rich
 )
 @click.option(
     "--metric",
-    help="Judge metric to calibrate (default: faithfulness; with --run, the set's own).",
+    help=f"Judge metric to calibrate (default: {DEFAULT_CALIBRATED}; with --run, the set's own).",
 )
 @click.option(
     "--kind",
@@ -128,7 +129,7 @@ def calibrate_command(
     ECE and correlations; ordinal ones weighted kappa, alpha and rank correlations. Prints the
     figures; -o also writes the report.
     """
-    from rag_judge.calibration import run as calibration_run
+    from rag_judge.jobs import calibrate as calibration_run
     from rag_judge.report.calibration_html import (
         figure_table,
         summary_lines,
@@ -154,7 +155,7 @@ def calibrate_command(
             raise click.UsageError(f"--run takes the set's own scores and labels, not {extra[0]}")
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-        from rag_judge.settings import load_settings
+        from rag_judge.runtime.settings import load_settings
 
         chosen = load_settings(settings)
         out = output or Path(f"calibration_{Path(run_set).name}")
@@ -187,7 +188,7 @@ def calibrate_command(
         report = calibration_run.calibrate_files(
             scores,
             labels,
-            metric=metric or calibration_run.DEFAULT_METRIC,
+            metric=metric or DEFAULT_CALIBRATED,
             label_field=label_field,
             mapping=None if mapping is None else calibration_run.parse_mapping(mapping),
             unlabelled=unlabelled,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from rag_judge.errors import RagJudgeError
+from rag_judge.core.errors import RagJudgeError
 from rag_judge.judges import JUDGES
 
 if TYPE_CHECKING:

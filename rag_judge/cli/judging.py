@@ -53,10 +53,10 @@ def score(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    from rag_judge.evaluation import evaluate
-    from rag_judge.prompts import prompt_languages
-    from rag_judge.samples import load_samples
-    from rag_judge.settings import load_settings
+    from rag_judge.data.samples import load_samples
+    from rag_judge.jobs.score.run import evaluate
+    from rag_judge.prompts.templates import prompt_languages
+    from rag_judge.runtime.settings import load_settings
 
     chosen = load_settings(settings)
     samples = load_samples(input_path, limit=limit)
@@ -114,8 +114,8 @@ _PROMPT_DIR = click.option(
 @friendly_errors
 def prompts_validate(root: Path | None) -> None:
     """Render every prompt with its fixtures and check it against the lock file (exit 2 if not)."""
-    from rag_judge.prompt_checks import validate_prompts
-    from rag_judge.prompts import all_prompts
+    from rag_judge.prompts.checks import validate_prompts
+    from rag_judge.prompts.templates import all_prompts
 
     problems = validate_prompts(root=root)
     if problems:
@@ -139,7 +139,7 @@ def prompts_lock(root: Path | None) -> None:
 
     Refuses, writing nothing, when a locked version's text changed: bump its `version`.
     """
-    from rag_judge.prompt_checks import lock_prompts
+    from rag_judge.prompts.checks import lock_prompts
 
     added = lock_prompts(root=root)
     for ref in added:

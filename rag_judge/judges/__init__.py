@@ -1,11 +1,14 @@
 """LLM-as-judge metrics: each a few typed LLM steps plus a pure scoring function.
 
-``JUDGES`` maps metric names to judges; ``DEFAULT_METRICS`` are the four core ones.
+``JUDGES`` maps metric names to judges, in the order reports list them; ``DEFAULT_METRICS`` are
+the four core ones. Every fact about a judge (what it reads, per k or per question, its embedder,
+what its verdicts cite, its label) is on its :class:`Judge`: adding one here is all a new judge
+needs for ``score``, the k-sweep, the report and the CLI to use it.
 """
 
 from __future__ import annotations
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 from rag_judge.judges.answer_relevancy import ANSWER_RELEVANCY
 from rag_judge.judges.base import Judge
 from rag_judge.judges.claim_judges import COMPLETENESS, FAITHFULNESS
@@ -27,10 +30,23 @@ JUDGES: dict[str, Judge] = {
 }
 """Every judge by metric name."""
 
-DEFAULT_METRICS = ("faithfulness", "answer_relevancy", "completeness", "context_recall")
+DEFAULT_METRICS = tuple(name for name, judge in JUDGES.items() if judge.default)
 """The judges run when none are named."""
+DEFAULT_OBJECTIVE = f"{FAITHFULNESS.name}*{COMPLETENESS.name}"
+"""What a k-sweep's best k maximises by default: an answer both grounded and complete."""
+DEFAULT_CALIBRATED = FAITHFULNESS.name
+"""The judge a calibration checks when neither the user nor the set names one."""
 
-__all__ = ["DEFAULT_METRICS", "JUDGES", "Judge", "JudgeOptions", "SampleWork", "get_judges"]
+__all__ = [
+    "DEFAULT_CALIBRATED",
+    "DEFAULT_METRICS",
+    "DEFAULT_OBJECTIVE",
+    "JUDGES",
+    "Judge",
+    "JudgeOptions",
+    "SampleWork",
+    "get_judges",
+]
 
 
 def get_judges(names: list[str] | tuple[str, ...] | None) -> list[Judge]:

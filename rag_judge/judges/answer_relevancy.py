@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rag_judge.backends.vectors import cosine
+from rag_judge.core.types import JudgeResult, JudgeStatus
 from rag_judge.judges.base import Judge, cost_fields, unscored
 from rag_judge.judges.scoring import answer_relevancy_score
 from rag_judge.judges.work import SampleWork
-from rag_judge.types import JudgeResult, JudgeStatus
 
 NAME = "answer_relevancy"
 
@@ -63,8 +63,13 @@ async def answer_relevancy(work: SampleWork) -> JudgeResult:
 
 
 ANSWER_RELEVANCY = Judge(
-    NAME,
-    ("question", "answer"),
-    answer_relevancy,
-    "Mean cosine similarity between the question and questions generated from the answer.",
+    name=NAME,
+    label="answer relevancy",
+    needs=("question", "answer"),
+    run=answer_relevancy,
+    description="Mean cosine similarity between the question and questions generated from the "
+    "answer.",
+    embeds="the reverse questions",
+    moved_by="noise",
+    default=True,
 )

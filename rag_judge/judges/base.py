@@ -1,27 +1,66 @@
-"""What a judge is: a name, the inputs it needs, and an async function of one sample's work."""
+"""What a judge is: a name, the inputs it needs, an async function of one sample's work, and
+the facts the sweep, the report and the CLI read from it (so none of them lists judges by name).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from rag_judge.core.types import JudgeResult, RagSample
 from rag_judge.judges.steps import Cost, Outcome
 from rag_judge.judges.work import SampleWork
-from rag_judge.types import JudgeResult, RagSample
+
+Scope = Literal["per_k", "per_question"]
+"""``per_k``: judged on each k's answer and top k; ``per_question``: once on the top K, with a
+value for every k in ``by_k``."""
+Cites = Literal["contexts", "answer"]
+"""What a judge's verdicts point at: retrieved chunks by rank, or the answer."""
+MovedBy = Literal["missing_passages", "noise"]
+"""What moves a judge across k: the answer missing from too few passages, or noise in many."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Judge:
-    """A metric computed by LLM steps plus a pure scoring function."""
+    """A metric computed by LLM steps plus a pure scoring function, and what it needs."""
 
     name: str
+    """The metric's name (column, ``--metrics``)."""
+    label: str
+    """How the report's prose names it (``answer relevancy``)."""
     needs: tuple[str, ...]
     """Sample fields that must be present (question, contexts, answer, reference)."""
     run: Callable[[SampleWork], Awaitable[JudgeResult]]
     """Score one sample whose inputs are all present."""
     description: str
+    """One sentence on what the value means."""
     higher_is_better: bool = True
+    scope: Scope = "per_k"
+    """How a k-sweep runs it: on every k, or once per question on the top K."""
+    embeds: str | None = None
+    """What it embeds (``the reverse questions``); None when it needs no embedder."""
+    cites: Cites | None = None
+    """What its verdicts cite, for the report's claim tables; None when it has no claims."""
+    moved_by: MovedBy | None = None
+    """What the report says moves it when it reads fewer or more passages than the best k."""
+    default: bool = False
+    """Run when no metrics are named (``rag-judge score``, ``rag-judge sweep``)."""
+
+    @property
+    def reads_passages(self) -> bool:
+        """Its prompts hold the retrieved passages (a sweep runs these after the others)."""
+        return "contexts" in self.needs
+
+    @property
+    def needs_reference(self) -> bool:
+        """It needs a reference answer (a reference-free eval set skips it)."""
+        return "reference" in self.needs
+
+    @property
+    def needs_embedder(self) -> bool:
+        """It embeds text, so a run without an embedder skips it."""
+        return self.embeds is not None
 
     def missing(self, sample: RagSample) -> list[str]:
         """The needed fields this sample lacks (None, empty text or no contexts)."""

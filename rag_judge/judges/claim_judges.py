@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable
 
+from rag_judge.core.types import ClaimVerdict, JudgeResult
 from rag_judge.judges.base import Judge, claim_grid, cost_fields
 from rag_judge.judges.scoring import supported_fraction
 from rag_judge.judges.steps import Outcome
 from rag_judge.judges.work import SampleWork
-from rag_judge.types import ClaimVerdict, JudgeResult
 
 
 async def faithfulness(work: SampleWork) -> JudgeResult:
@@ -54,14 +54,22 @@ def verdict_counts(verdicts: list[ClaimVerdict]) -> dict[str, int]:
 
 
 FAITHFULNESS = Judge(
-    "faithfulness",
-    ("answer", "contexts"),
-    faithfulness,
-    "Share of the answer's claims supported by the retrieved contexts.",
+    name="faithfulness",
+    label="faithfulness",
+    needs=("answer", "contexts"),
+    run=faithfulness,
+    description="Share of the answer's claims supported by the retrieved contexts.",
+    cites="contexts",
+    moved_by="noise",
+    default=True,
 )
 COMPLETENESS = Judge(
-    "completeness",
-    ("answer", "reference"),
-    completeness,
-    "Share of the reference answer's claims that the answer states.",
+    name="completeness",
+    label="completeness",
+    needs=("answer", "reference"),
+    run=completeness,
+    description="Share of the reference answer's claims that the answer states.",
+    cites="answer",
+    moved_by="missing_passages",
+    default=True,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rag_judge.core.types import JudgeResult
 from rag_judge.judges.base import Judge, claim_grid, cost_fields
 from rag_judge.judges.claim_judges import verdict_counts
 from rag_judge.judges.scoring import (
@@ -11,7 +12,6 @@ from rag_judge.judges.scoring import (
     useful_chunks,
 )
 from rag_judge.judges.work import SampleWork
-from rag_judge.types import JudgeResult
 
 
 async def context_recall(work: SampleWork) -> JudgeResult:
@@ -61,15 +61,24 @@ async def context_precision(work: SampleWork) -> JudgeResult:
 
 
 CONTEXT_RECALL = Judge(
-    "context_recall",
-    ("contexts", "reference"),
-    context_recall,
-    "Share of the reference answer's claims supported by the retrieved contexts (per k too).",
+    name="context_recall",
+    label="context recall",
+    needs=("contexts", "reference"),
+    run=context_recall,
+    description="Share of the reference answer's claims supported by the retrieved contexts "
+    "(per k too).",
+    scope="per_question",
+    cites="contexts",
+    moved_by="missing_passages",
+    default=True,
 )
 CONTEXT_PRECISION = Judge(
-    "context_precision",
-    ("contexts", "reference"),
-    context_precision,
-    "Average precision of the contexts, a context being useful if it supports a reference "
-    "claim (per k too).",
+    name="context_precision",
+    label="context precision",
+    needs=("contexts", "reference"),
+    run=context_precision,
+    description="Average precision of the contexts, a context being useful if it supports a "
+    "reference claim (per k too).",
+    scope="per_question",
+    cites="contexts",
 )

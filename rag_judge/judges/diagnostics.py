@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from rag_judge.core.types import ClaimVerdict, JudgeResult
 from rag_judge.judges.base import Judge, claim_grid, cost_fields, unscored
 from rag_judge.judges.scoring import context_utilization as utilization_score
 from rag_judge.judges.scoring import noise_sensitivity as noise_score
 from rag_judge.judges.steps import Cost, Outcome
 from rag_judge.judges.work import SampleWork
-from rag_judge.types import ClaimVerdict, JudgeResult
 
 Grid = Callable[[], Awaitable[Outcome[list[ClaimVerdict]]]]
 
@@ -86,16 +86,21 @@ async def noise_sensitivity(work: SampleWork) -> JudgeResult:
 
 
 CONTEXT_UTILIZATION = Judge(
-    "context_utilization",
-    ("answer", "contexts", "reference"),
-    context_utilization,
-    "Of the reference claims the contexts support, the share the answer states.",
+    name="context_utilization",
+    label="context utilization",
+    needs=("answer", "contexts", "reference"),
+    run=context_utilization,
+    description="Of the reference claims the contexts support, the share the answer states.",
+    cites="answer",
 )
 NOISE_SENSITIVITY = Judge(
-    "noise_sensitivity",
-    ("answer", "contexts", "reference"),
-    noise_sensitivity,
-    "Share of the answer's claims that are wrong yet supported by a retrieved context "
-    "(lower is better).",
+    name="noise_sensitivity",
+    label="noise sensitivity",
+    needs=("answer", "contexts", "reference"),
+    run=noise_sensitivity,
+    description="Share of the answer's claims that are wrong yet supported by a retrieved "
+    "context (lower is better).",
     higher_is_better=False,
+    cites="contexts",
+    moved_by="noise",
 )

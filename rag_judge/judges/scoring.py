@@ -3,7 +3,7 @@
 A score that cannot be computed (no claims to judge) is ``None``, never NaN and never a silent
 0 or 1; the judge turns that into a status.
 
->>> from rag_judge.types import ClaimVerdict
+>>> from rag_judge.core.types import ClaimVerdict
 >>> grid = [ClaimVerdict(claim="a", verdict="supported", chunks=(2,)),
 ...         ClaimVerdict(claim="b", verdict="not_mentioned")]
 >>> supported_fraction(grid)
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from rag_judge.types import ClaimVerdict
+from rag_judge.core.types import ClaimVerdict
 
 NoncommittalPolicy = Literal["zero", "unscored", "ignore"]
 """What answer relevancy does with an evasive answer: score 0, no score, or score as usual."""

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from rag_judge.backends.client import ModelClient
-from rag_judge.backends.types import Usage
-from rag_judge.judges.schemas import ClaimChecks, ClaimList, ReverseQuestions
-from rag_judge.prompts import load_prompt
-from rag_judge.types import ClaimVerdict, JudgeStatus
+from rag_judge.core.types import ClaimVerdict, JudgeStatus, Usage
+from rag_judge.prompts.schemas import ClaimChecks, ClaimList, ReverseQuestions
+from rag_judge.prompts.templates import load_prompt
 
 V = TypeVar("V")
 

@@ -14,13 +14,13 @@ from typing import Any, TypeVar, cast
 
 from rag_judge.backends.client import ModelClient
 from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.core.language import language_name
+from rag_judge.core.types import ClaimVerdict, RagSample
 from rag_judge.judges import steps
-from rag_judge.judges.schemas import ReverseQuestions
 from rag_judge.judges.scoring import NoncommittalPolicy
 from rag_judge.judges.steps import Outcome
-from rag_judge.language import language_name
-from rag_judge.prompts import prompt_languages
-from rag_judge.types import ClaimVerdict, RagSample
+from rag_judge.prompts.schemas import ReverseQuestions
+from rag_judge.prompts.templates import prompt_languages
 
 V = TypeVar("V")
 

@@ -1,6 +1,6 @@
 """BM25 retrieval over chunks (bm25s, Lucene's BM25 variant), with the index cached on disk.
 
-Tokenisation, decided per text (chunk or query) by :func:`rag_judge.language.detect_language`
+Tokenisation, decided per text (chunk or query) by :func:`rag_judge.core.language.detect_language`
 on NFKC-normalised, casefolded text:
 
 * Chinese: jieba words (``zh_tokenizer="jieba"``, the default) or overlapping character
@@ -24,9 +24,9 @@ from typing import Any, Final, Literal
 
 import numpy as np
 
-from rag_judge.errors import InputError
-from rag_judge.language import detect_language
-from rag_judge.pipeline import Hit, check_k, check_queries, top_k_hits
+from rag_judge.core.errors import InputError
+from rag_judge.core.language import detect_language
+from rag_judge.pipeline.base import Hit, check_k, check_queries, top_k_hits
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.pipeline.index_cache import check_chunks, index_dir, index_key, read_manifest, store
 from rag_judge.retrieval.text_relevance import normalise

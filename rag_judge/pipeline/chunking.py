@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
+from rag_judge.core.types import Document
 
 Span = tuple[int, int]
 
@@ -57,15 +58,6 @@ class Chunk:
     """Character offset just past the chunk's last character."""
     title: str | None = None
     """The document's title, when it has one (e.g. to show with the chunk)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """A document to chunk: id, text and an optional title."""
-
-    id: str
-    text: str
-    title: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.errors import BackendError
-from rag_judge.pipeline import Hit, check_k, check_queries, top_k_hits
+from rag_judge.pipeline.base import Hit, check_k, check_queries, top_k_hits
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.pipeline.index_cache import check_chunks, index_dir, index_key, read_manifest, store
 

@@ -18,8 +18,8 @@ from typing import Final
 
 import numpy as np
 
-from rag_judge.errors import InputError
-from rag_judge.pipeline import Hit, Retriever, check_k, check_queries, top_k_hits
+from rag_judge.core.errors import InputError
+from rag_judge.pipeline.base import Hit, Retriever, check_k, check_queries, top_k_hits
 
 DEFAULT_RRF_K: Final = 60
 """The k of RRF's 1 / (k + rank), as in the paper."""

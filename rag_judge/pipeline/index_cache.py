@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 from rag_judge.pipeline.chunking import Chunk
 
 MANIFEST: Final = "manifest.json"

@@ -23,10 +23,10 @@ import numpy as np
 import numpy.typing as npt
 
 from rag_judge.backends.client import ModelClient
-from rag_judge.errors import InputError
-from rag_judge.language import detect_language
-from rag_judge.pipeline import Hit, Reranker, Retriever, check_k, check_queries, top_k_hits
-from rag_judge.prompts import load_prompt
+from rag_judge.core.errors import InputError
+from rag_judge.core.language import detect_language
+from rag_judge.pipeline.base import Hit, Reranker, Retriever, check_k, check_queries, top_k_hits
+from rag_judge.prompts.templates import load_prompt
 
 RERANK_PROMPT: Final = "rerank/relevant"
 """The yes/no prompt of the LLM reranker."""

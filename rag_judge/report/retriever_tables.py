@@ -16,8 +16,8 @@ from typing import Any, Final
 import pandas as pd
 from rich.table import Table
 
+from rag_judge.jobs.compare.comparison import DEPTH, MEASURES, RetrieverComparison
 from rag_judge.report.tables import Rows, to_csv
-from rag_judge.retriever_comparison import DEPTH, MEASURES, RetrieverComparison
 
 NOT_APPLICABLE: Final = "n/a"
 MISSING: Final = "—"

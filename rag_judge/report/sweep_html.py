@@ -15,19 +15,13 @@ from typing import Any
 
 import pandas as pd
 
+from rag_judge.core.types import ClaimVerdict
+from rag_judge.jobs.sweep.result import COST_COLUMNS, SweepResult
+from rag_judge.jobs.sweep.summary import BestK
 from rag_judge.judges import JUDGES
-from rag_judge.sweep.result import COST_COLUMNS, SweepResult
-from rag_judge.sweep.summary import BestK
-from rag_judge.types import ClaimVerdict
 
 TEMPLATE = "sweep_report.html.j2"
 MISSING = "—"
-CONTEXT_GRIDS = frozenset(
-    {"faithfulness", "context_recall", "context_precision", "noise_sensitivity"}
-)
-"""Judges whose verdicts cite retrieved chunks by rank (the top k, or the top K once)."""
-ANSWER_GRIDS = frozenset({"completeness", "context_utilization"})
-"""Judges whose verdicts cite the answer (the reference's claims checked against it)."""
 MAX_STATUS_ROWS = 20
 """Unscored rows listed per metric; the rest are counted (all are in per_question.csv)."""
 
@@ -159,10 +153,11 @@ def _claim(claim: ClaimVerdict, metric: str, ranked: Sequence[str], k: int) -> C
 
 
 def _cited(number: int, metric: str, ranked: Sequence[str], k: int) -> str:
-    """What a 1-based passage number of a verdict points to."""
-    if metric in ANSWER_GRIDS:
+    """What a 1-based passage number of a verdict points to: the answer, or a ranked chunk."""
+    cites = JUDGES[metric].cites if metric in JUDGES else None
+    if cites == "answer":
         return "the answer"
-    if metric in CONTEXT_GRIDS and 1 <= number <= len(ranked):
+    if cites == "contexts" and 1 <= number <= len(ranked):
         beyond = f", beyond k={k}" if number > k else ""
         return f"{ranked[number - 1]} (rank {number}{beyond})"
     return f"passage {number}"

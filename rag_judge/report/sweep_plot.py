@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.sweep.summary import BestK
+from rag_judge.jobs.sweep.summary import BestK
 
 RETRIEVAL_PLOTTED = ("doc_recall", "doc_ndcg", "text_recall", "text_joint_recall")
 """The retrieval measures drawn (those present): recall and rank quality, by id and by text."""

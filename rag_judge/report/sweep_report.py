@@ -3,10 +3,10 @@
 ``write_sweep_report`` writes into one folder: ``per_question.parquet``/``.csv`` (one row per
 question x k; missing values stay empty, never "nan"), ``summary.csv`` (per k and metric: mean,
 bootstrap CI, questions scored), ``sweep.png``, ``report.html`` and ``summary.md``. The best k
-is chosen by an objective (default ``faithfulness*completeness``); when the eval set cannot
-give it (Cranfield has no reference answers, so no completeness), the first of faithfulness,
-answer relevancy and nDCG by id that has values is used instead, and the summary says so.
-Nothing depends on the clock: the same sweep gives the same files.
+and the objective it is chosen by are the sweep's decision
+(:func:`rag_judge.jobs.sweep.objective.decide`: the one asked for, else a stated fallback when
+the eval set cannot give it); the report only renders it. Nothing depends on the clock: the
+same sweep gives the same files.
 """
 
 from __future__ import annotations
@@ -18,17 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.errors import InputError
-from rag_judge.judges import JUDGES
+from rag_judge.jobs.sweep.objective import Objective, decide
+from rag_judge.jobs.sweep.result import SweepResult
+from rag_judge.jobs.sweep.summary import BestK, objective_values, summarise
 from rag_judge.report.sweep_html import MISSING, cost_totals, render_sweep_html
 from rag_judge.report.sweep_plot import RETRIEVAL_PLOTTED, sweep_png
-from rag_judge.sweep.reading import read_sides
-from rag_judge.sweep.result import DEFAULT_OBJECTIVE, SweepResult
-from rag_judge.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES
-from rag_judge.sweep.summary import BestK, objective_values, summarise
+from rag_judge.report.sweep_reading import read_sides
 
-FALLBACK_OBJECTIVES = ("faithfulness", "answer_relevancy", "doc_ndcg")
-"""Tried in order when the objective cannot be computed: the first with a value is used."""
 FILES = {
     "per_question.parquet": "one row per question × k (values, statuses, answers, cost)",
     "per_question.csv": "the same rows as CSV (empty cell = not scored)",
@@ -37,17 +33,6 @@ FILES = {
     "report.html": "the full report (self-contained)",
     "summary.md": "this summary",
 }
-
-
-@dataclass(frozen=True)
-class Objective:
-    """The objective the best k is chosen by, and why, when it is not the one asked for."""
-
-    requested: str
-    used: str | None
-    """None when neither the request nor any fallback has a value."""
-    note: str = ""
-    """Why the requested objective was not used ("" when it was)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +47,7 @@ class SweepReport:
     html_path: Path
     markdown_path: Path
     objective: Objective
+    """The objective the best k was chosen by, and why, when not the one asked for."""
     best: BestK | None
     """The best k by ``objective.used``; None when no objective could be computed."""
 
@@ -76,51 +62,6 @@ class SweepReport:
             self.html_path,
             self.markdown_path,
         )
-
-
-def choose_objective(result: SweepResult, objective: str | None = None) -> Objective:
-    """The objective to choose k by: the one asked for (default ``faithfulness*completeness``)
-    if it has a value, else the first of :data:`FALLBACK_OBJECTIVES` that has one.
-
-    Raises:
-        InputError: an objective naming something that is no measure or judge (a typo).
-    """
-    requested = objective or DEFAULT_OBJECTIVE
-    names = [n.strip() for n in requested.split("*")]
-    known = {*JUDGES, *(f"doc_{m}" for m in ID_MEASURES), *(f"text_{m}" for m in TEXT_MEASURES)}
-    if unknown := [n for n in names if n not in known]:
-        raise InputError(
-            f"unknown metric {unknown[0]!r} in objective {requested!r}", field="objective"
-        )
-    problem = _why_not(result, requested)
-    if problem is None:
-        return Objective(requested, requested)
-    for candidate in FALLBACK_OBJECTIVES:
-        if _why_not(result, candidate) is None:
-            note = (
-                f"The objective {requested} cannot be computed for this sweep ({problem}); "
-                f"k is chosen by {candidate}, the first of {', '.join(FALLBACK_OBJECTIVES)} "
-                "with values."
-            )
-            return Objective(requested, candidate, note)
-    note = (
-        f"The objective {requested} cannot be computed for this sweep ({problem}), and none of "
-        f"{', '.join(FALLBACK_OBJECTIVES)} has a value: no best k."
-    )
-    return Objective(requested, None, note)
-
-
-def _why_not(result: SweepResult, objective: str) -> str | None:
-    """Why an objective has no value in this sweep, or None when it has one."""
-    frame = result.per_question
-    for name in (n.strip() for n in objective.split("*")):
-        if name in result.skipped:
-            return f"{name} was skipped: {result.skipped[name]}"
-        if name not in frame.columns or frame[name].dtype != "Float64":
-            return f"{name} was not measured"
-    if not objective_values(frame, objective).notna().any():
-        return f"no question has a value of {objective}"
-    return None
 
 
 def main_metrics(result: SweepResult) -> list[str]:
@@ -157,7 +98,7 @@ def render_summary_markdown(
     Args:
         result: The sweep.
         summary: Per k and metric means (:func:`with_objective` adds a compound objective).
-        objective: The objective chosen (see :func:`choose_objective`).
+        objective: The objective chosen (see :func:`~rag_judge.jobs.sweep.objective.decide`).
         best: The best k by it, or None.
         title: The heading (the eval set and what was swept).
         files: The report's files, listed at the end.
@@ -249,8 +190,8 @@ def write_sweep_report(
     Args:
         result: The sweep.
         out_dir: The folder (created if missing); existing report files are replaced.
-        objective: The metric (or ``a*b``) to choose k by; default ``faithfulness*completeness``
-            with a stated fallback when the eval set cannot give it.
+        objective: Another objective to choose k by than the sweep's own (a metric or
+            ``a*b``), with a stated fallback when the eval set cannot give it.
         title: The heading of the page and summary (the eval set, the retriever ...).
         worst: Lowest-valued (question, k) rows shown per judge in the HTML page.
         n_resamples: Bootstrap resamples of the CIs and the best-k tests.
@@ -259,16 +200,12 @@ def write_sweep_report(
     Raises:
         InputError: an objective naming something that is no measure or judge.
     """
-    chosen = choose_objective(result, objective)
+    decision = decide(result, objective, n_resamples=n_resamples, seed=seed)
+    chosen, best = decision.objective, decision.best
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: out / name for name in FILES}
     summary = result.summary(n_resamples=n_resamples, seed=seed)
-    best = (
-        None
-        if chosen.used is None
-        else result.best_k(chosen.used, n_resamples=n_resamples, seed=seed)
-    )
     shown = with_objective(result, summary, chosen.used, n_resamples=n_resamples, seed=seed)
     sides = read_sides(shown, best.k) if best is not None else []
     frame = result.per_question

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from rag_judge.results import MetricSummary
+from rag_judge.jobs.score.result import MetricSummary
 from rag_judge.retrieval.compare import RunComparison
 from rag_judge.retrieval.result import SUMMED_FAMILIES, EvalResult
 

@@ -8,18 +8,18 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.errors import InputError
-from rag_judge.retrieval.evaluate import evaluate
-from rag_judge.retrieval.measure import Measure
-from rag_judge.retrieval.ranking import Qrels, Run
-from rag_judge.retrieval.result import EvalResult
-from rag_judge.stats import (
+from rag_judge.core.errors import InputError
+from rag_judge.core.stats import (
     ConfidenceInterval,
     TestResult,
     mcnemar_exact,
     paired_bootstrap_ci,
     paired_randomization_test,
 )
+from rag_judge.retrieval.evaluate import evaluate
+from rag_judge.retrieval.measure import Measure
+from rag_judge.retrieval.ranking import Qrels, Run
+from rag_judge.retrieval.result import EvalResult
 
 
 @dataclass(frozen=True)

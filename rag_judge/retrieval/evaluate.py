@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.errors import InputError, NothingToEvaluateError
+from rag_judge.core.errors import InputError, NothingToEvaluateError
 from rag_judge.retrieval.frames import qrels_from_frame, run_from_frame
 from rag_judge.retrieval.measure import Measure, parse_measures
 from rag_judge.retrieval.measures import compute_measure

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 QUERY_COLUMNS = ("query_id", "qid", "query-id", "query")
 DOC_COLUMNS = ("doc_id", "docno", "docid", "corpus-id", "doc", "chunk_id")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 from rag_judge.retrieval.text_relevance import (
     DEFAULT_THRESHOLD,
     ChunkIndex,

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from rag_judge.errors import UnknownMeasureError
+from rag_judge.core.errors import UnknownMeasureError
 
 #: family -> (accepts a cutoff, one-line description). The order here is the display order.
 FAMILIES: Final[dict[str, tuple[bool, str]]] = {

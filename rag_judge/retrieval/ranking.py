@@ -17,7 +17,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 Qrels = Mapping[str, Mapping[str, int]]
 """``{query_id: {doc_id: grade}}``; grade >= rel_level is relevant, a negative grade unjudged."""

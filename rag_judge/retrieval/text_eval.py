@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.errors import InputError, NothingToEvaluateError
+from rag_judge.core.errors import InputError, NothingToEvaluateError
 from rag_judge.retrieval.evaluate import evaluate
 from rag_judge.retrieval.gold_coverage import CoverageReport, check_gold_coverage
 from rag_judge.retrieval.measure import Measure, parse_measure

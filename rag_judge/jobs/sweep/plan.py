@@ -1,0 +1,102 @@
+"""What a k-sweep will run: the ks in ascending order, and the judges that apply to the set.
+
+A judge the eval set cannot support (listed in its manifest's ``not_applicable``, needing
+reference answers the set does not have, or answer relevancy without an embedder) is skipped
+with a reason, so a reference-free set such as Cranfield still sweeps retrieval, faithfulness
+and relevancy instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from rag_judge.core.errors import InputError
+from rag_judge.data.eval_sets import EvalSet
+from rag_judge.judges import Judge, get_judges
+
+NO_REFERENCE = "the eval set has no reference answers"
+
+
+def no_embedder(judge: Judge) -> str:
+    """Why a judge that embeds text is skipped without an embedder."""
+    return f"no embedder given ({judge.label} embeds {judge.embeds})"
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The ks and the judges of one sweep."""
+
+    ks: tuple[int, ...]
+    """Distinct cutoffs, ascending: the order answers are generated and judged in."""
+    per_k: tuple[str, ...]
+    """Judges run on each k's answer and top-k contexts."""
+    once: tuple[str, ...]
+    """Judges run once per question on the top K and read per k from ``by_k`` (context
+    recall)."""
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    """Metrics asked for but not run, with the reason."""
+
+    @property
+    def k_max(self) -> int:
+        """K: how many chunks are retrieved per question."""
+        return self.ks[-1]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Every judge that runs."""
+        return (*self.per_k, *self.once)
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    """Cutoffs from ``1-10``, ``1,2,5`` or ``1-3,5,10`` (ascending, distinct).
+
+    Raises:
+        InputError: an empty list, a piece that is not a number or range, or a k below 1.
+    """
+    chosen: set[int] = set()
+    for piece in (p.strip() for p in text.split(",")):
+        low, dash, high = piece.partition("-")
+        try:
+            first, last = int(low), int(high if dash else low)
+        except ValueError:
+            raise InputError(
+                f"{piece!r} is not a k or a range like 1-10 (in {text!r})", field="ks"
+            ) from None
+        if first < 1 or last < first:
+            raise InputError(f"{piece!r}: ks must be >= 1 and ranges ascending", field="ks")
+        chosen.update(range(first, last + 1))
+    return tuple(sorted(chosen))
+
+
+def plan_sweep(
+    eval_set: EvalSet,
+    ks: Iterable[int],
+    metrics: Iterable[str],
+    *,
+    has_embedder: bool,
+) -> SweepPlan:
+    """Sort and check the ks, and split the judges into those that run and those skipped.
+
+    Raises:
+        InputError: no k, a k below 1, or an unknown metric.
+    """
+    chosen = sorted(set(ks))
+    if not chosen or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in chosen):
+        raise InputError(f"ks must be integers >= 1, got {chosen!r}", field="ks")
+    judges = get_judges(tuple(metrics))
+    skipped: dict[str, str] = {}
+    for judge in judges:
+        if judge.name in eval_set.not_applicable:
+            skipped[judge.name] = eval_set.not_applicable[judge.name]
+        elif judge.needs_reference and not eval_set.has_reference_answers:
+            skipped[judge.name] = NO_REFERENCE
+        elif judge.needs_embedder and not has_embedder:
+            skipped[judge.name] = no_embedder(judge)
+    running = [j for j in judges if j.name not in skipped]
+    return SweepPlan(
+        ks=tuple(chosen),
+        per_k=tuple(j.name for j in running if j.scope == "per_k"),
+        once=tuple(j.name for j in running if j.scope == "per_question"),
+        skipped=skipped,
+    )

@@ -1,0 +1,111 @@
+"""The outcome of a k-sweep: one row per question × k, aggregates per k, and the best k."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from rag_judge.backends.ledger import Ledger
+from rag_judge.core.types import JudgeResult
+from rag_judge.jobs.sweep.plan import SweepPlan
+from rag_judge.jobs.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES, Values
+from rag_judge.jobs.sweep.summary import BestK, best_k, summarise
+from rag_judge.judges import DEFAULT_OBJECTIVE
+
+ID_COLUMNS = ("question_id", "type", "language", "k", "n_contexts")
+COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens")
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Per question × k values of every retrieval measure and judge, with what they cost."""
+
+    per_question: pd.DataFrame
+    """One row per question and k: ids, ``doc_*`` and ``text_*`` retrieval measures, each
+    judge's value (nullable Float64, never NaN) and ``<judge>_status``, the answer, its
+    ``generation_status``, ``answer_source`` (``generated`` by our generator or ``external``
+    from the user's RAG), and ``calls``/``prompt_tokens``/``completion_tokens``."""
+    ks: tuple[int, ...]
+    """The cutoffs, ascending."""
+    metrics: tuple[str, ...]
+    """The judges that ran."""
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    """Metrics asked for but not applicable to the eval set (or without an embedder): why."""
+    uncovered: Mapping[str, str] = field(default_factory=dict)
+    """Questions left out of the ``text_*`` measures (no chunk covers their reference): why."""
+    model: str = ""
+    """The generator and judge model, ``provider/model``."""
+    ledger: Ledger | None = field(default=None, repr=False)
+    """The client's ledger: exact calls, cache hits and tokens of the whole sweep."""
+    judgements: Mapping[tuple[str, int], Mapping[str, JudgeResult]] = field(
+        default_factory=dict, repr=False
+    )
+    """Every judge's full result (claims, verdicts, reasons, prompts) per (question id, k)."""
+    questions: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The question text per question id."""
+    retrieved: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    """The top-K chunk ids per question id, best first (the top k are the first k)."""
+    objective: str = DEFAULT_OBJECTIVE
+    """What the best k maximises, as asked for (checked before the sweep ran)."""
+
+    @property
+    def value_columns(self) -> list[str]:
+        """Every numeric metric column: retrieval measures, then judges."""
+        prefixed = [c for c in self.per_question.columns if c.startswith(("doc_", "text_"))]
+        return [*prefixed, *self.metrics]
+
+    def summary(
+        self, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
+    ) -> pd.DataFrame:
+        """Per k and metric: ``mean``, ``ci_low``/``ci_high`` (bootstrap) and ``n_scored``."""
+        return summarise(
+            self.per_question,
+            self.value_columns,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+
+    def best_k(
+        self,
+        objective: str | None = None,
+        *,
+        alpha: float = 0.05,
+        n_resamples: int = 2000,
+        seed: int = 0,
+    ) -> BestK:
+        """The k with the best mean ``objective`` (a metric, or ``a*b``; default the sweep's),
+        tested against the adjacent ks by a paired bootstrap CI and a paired randomization test.
+        """
+        return best_k(
+            self.per_question,
+            objective or self.objective,
+            alpha=alpha,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+
+
+def build_frame(
+    rows: Sequence[dict[str, Any]], plan: SweepPlan, by_id: Values, by_text: Values
+) -> pd.DataFrame:
+    """The per-question table: rows joined with the retrieval values, in a fixed column order."""
+    retrieval = [
+        *(f"doc_{m}" for m in ID_MEASURES if by_id),
+        *(f"text_{m}" for m in TEXT_MEASURES if by_text),
+    ]
+    joined = [
+        {**row, **by_id.get(key, {}), **by_text.get(key, {})}
+        for row in rows
+        for key in [(row["question_id"], row["k"])]
+    ]
+    judges = [c for m in plan.metrics for c in (m, f"{m}_status")]
+    tail = ["answer", "generation_status", "answer_source", *COST_COLUMNS]
+    columns = [*ID_COLUMNS, *retrieval, *judges, *tail]
+    frame = pd.DataFrame(joined, columns=columns)
+    numeric = dict.fromkeys([*retrieval, *plan.metrics], "Float64")
+    counts = dict.fromkeys(("k", "n_contexts", *COST_COLUMNS), "Int64")
+    return frame.astype({**numeric, **counts})

@@ -1,0 +1,130 @@
+"""Run a k-sweep: retrieve top K once, answer for every k, judge every k, score retrieval per k.
+
+Per question, the model sees the calls in the order that lets llama.cpp reuse its KV cache
+(:mod:`rag_judge.jobs.sweep.judging`): every k's answer in ascending k back to back, then the steps
+that read no passage, then the passage-reading judges in ascending k. Context recall (and
+precision) for every k comes from one pass over the top K. Questions run one at a time when
+the client allows one call at a time (the local model), else up to the client's concurrency.
+Every model call goes through the client and its response cache, so re-running a finished
+sweep makes no model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from rag_judge.backends.client import ModelClient
+from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.core.errors import InputError
+from rag_judge.data.eval_sets import EvalQuery, EvalSet
+from rag_judge.jobs.sweep.judging import QuestionRunner
+from rag_judge.jobs.sweep.objective import parse_objective
+from rag_judge.jobs.sweep.plan import plan_sweep
+from rag_judge.jobs.sweep.result import SweepResult, build_frame
+from rag_judge.jobs.sweep.rows import QuestionRun, question_rows
+from rag_judge.jobs.sweep.sources import from_index, from_rag
+from rag_judge.judges import DEFAULT_METRICS, JudgeOptions
+from rag_judge.pipeline.base import Retriever
+from rag_judge.pipeline.chunking import Chunk
+from rag_judge.pipeline.external.base import ExternalRag
+from rag_judge.retrieval.text_relevance import DEFAULT_THRESHOLD
+
+Progress = Callable[[str], None]
+"""Called with each question's id once all its ks are judged (e.g. to advance a bar)."""
+
+
+async def run_sweep(
+    eval_set: EvalSet,
+    *,
+    retriever: Retriever | None = None,
+    chunks: Sequence[Chunk] | None = None,
+    client: ModelClient,
+    embedder: EmbeddingClient | None = None,
+    ks: Iterable[int] = range(1, 11),
+    metrics: Iterable[str] = DEFAULT_METRICS,
+    objective: str | None = None,
+    options: JudgeOptions | None = None,
+    text_threshold: float = DEFAULT_THRESHOLD,
+    progress: Progress | None = None,
+    rag: ExternalRag | None = None,
+) -> SweepResult:
+    """Sweep k over the eval set's questions with one retriever, generator and judge model.
+
+    Give either ``retriever`` and ``chunks`` (our RAG) or ``rag`` (the user's, see
+    :mod:`rag_judge.pipeline.external`). An external RAG is asked for the top K once per
+    question; its passages' texts are the contexts, and its answers, when it gives them, replace
+    ours (no generation call; column ``answer_source`` says ``external``). Its ``doc_*`` measures
+    need a ``doc_id`` on every passage, else they are skipped with the reason in ``skipped``.
+    Only its retrieved passages are known, not its index, so its ``text_*`` measures judge
+    relevance within the retrieved passages with no question left out as uncovered (a
+    reference no passage covers scores 0: a miss of the system, chunking gap or not), and
+    ``text_recall``/``text_ndcg``, whose denominators need the whole index, are skipped.
+
+    Args:
+        eval_set: Questions, reference answers, qrels and the manifest's not-applicable list.
+        retriever: The retriever under test (BM25, dense, hybrid, reranked, ...).
+        chunks: The chunks the retriever indexes (their texts are the contexts).
+        client: Model client for generation and judging; give it a ``ResponseCache`` to make
+            the sweep resumable.
+        embedder: Embedding client for answer relevancy (skipped without one).
+        ks: Cutoffs to sweep; run in ascending order.
+        metrics: Judge names; those the set cannot support are skipped and reported.
+        objective: What the best k maximises (default ``faithfulness*completeness``), checked
+            here, before any model call; :func:`~rag_judge.jobs.sweep.objective.decide` uses it.
+        options: Judge options (reverse questions, noncommittal policy, support probability).
+        text_threshold: n-gram coverage for relevance by answer text.
+        progress: Called with each finished question's id.
+        rag: A user's RAG (callable, JSONL or endpoint) instead of ``retriever``/``chunks``.
+
+    Raises:
+        InputError: both or neither of ``rag`` and ``retriever``/``chunks``, unknown chunk ids,
+            or what the external RAG's source reports.
+    """
+    objective = parse_objective(objective)
+    plan = plan_sweep(eval_set, ks, metrics, has_embedder=embedder is not None)
+    queries = list(eval_set.queries)
+    if rag is not None:
+        if retriever is not None or chunks is not None:
+            raise InputError("give either rag or retriever and chunks, not both", field="rag")
+        got = await from_rag(rag, eval_set, plan.ks, text_threshold)
+    elif retriever is None or chunks is None:
+        raise InputError("give a retriever and its chunks, or rag", field="retriever")
+    else:
+        got = await from_index(eval_set, retriever, chunks, plan.ks, text_threshold)
+    runner = QuestionRunner(plan, client, embedder, options or JudgeOptions())
+    gate = asyncio.Semaphore(client.policy.concurrency)
+
+    async def one(query: EvalQuery) -> QuestionRun:
+        async with gate:
+            done = await runner.question(query, got.texts[query.id], got.answers.get(query.id, {}))
+        if progress is not None:
+            progress(query.id)
+        return done
+
+    runs = await asyncio.gather(*(one(q) for q in queries))
+    rows = [row for run in runs for row in question_rows(run, plan)]
+    frame = build_frame(rows, plan, got.by_id, got.by_text)
+    return SweepResult(
+        per_question=frame,
+        ks=plan.ks,
+        metrics=plan.metrics,
+        skipped={**plan.skipped, **got.skipped},
+        uncovered=got.uncovered,
+        model=client.name,
+        ledger=client.ledger,
+        judgements={
+            (run.query.id, k): {**judged, **run.once}
+            for run in runs
+            for k, judged in zip(plan.ks, run.per_k, strict=True)
+        },
+        questions={q.id: q.question for q in queries},
+        retrieved={qid: tuple(ids) for qid, ids in got.ids.items()},
+        objective=objective,
+    )
+
+
+def sweep(eval_set: EvalSet, **options: Any) -> SweepResult:
+    """:func:`run_sweep` from synchronous code (same keyword arguments)."""
+    return asyncio.run(run_sweep(eval_set, **options))

@@ -1,0 +1,86 @@
+"""Bring your own RAG: a user's system, not ours, retrieves (and may answer) in the k-sweep.
+
+:func:`load_external_rag` picks a source from a spec string:
+
+* ``module:function``: a Python callable ``fn(question, k)``, sync or async, returning the top
+  ``k`` passages. Sync callables run one at a time in a worker thread.
+* ``retrievals.jsonl``: precomputed, one line per question::
+
+      {"question_id": "q1", "contexts": ["...", {"id": "c7", "text": "...", "doc_id": "d3"}],
+       "answers": {"1": "...", "2": "..."}}
+
+  ``answers`` (one per k of the sweep) is optional; without it the sweep generates them.
+* ``http://`` or ``https://``: an endpoint answering ``POST {"question": ..., "k": K}`` with
+  ``{"contexts": [...], "answer": "..."}`` (``answer`` optional). When it answers, it is asked
+  once more for every other k, and its top k must be the first k of its top K.
+
+A passage is a string or ``{"id", "text", "doc_id"}`` (``text`` required); it becomes a
+:class:`Passage`. A string, or a dict without ``id``, is named ``<question id>#<rank>``.
+The sweep asks for the top K once per question and reads every k as its first k.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import Any, Final
+
+from rag_judge.core.errors import InputError
+from rag_judge.pipeline.external.base import CallableRag, ExternalRag, JsonlRag
+
+_CALLABLE_SPEC: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+def load_external_rag(spec: str) -> ExternalRag:
+    """An external RAG from ``module:function``, a ``.jsonl`` path or an ``http(s)://`` URL.
+
+    Raises:
+        InputError: the spec matches none of these, or names what cannot be loaded.
+    """
+    if spec.startswith(("http://", "https://")):
+        from rag_judge.pipeline.external.http import HttpRag
+
+        return HttpRag(spec)
+    if spec.lower().endswith(".jsonl"):
+        return JsonlRag(spec)
+    if _CALLABLE_SPEC.fullmatch(spec):
+        return CallableRag(_import_callable(spec), name=f"callable {spec}")
+    raise InputError(
+        f"cannot tell what {spec!r} is: give module:function (a Python callable), a .jsonl "
+        "file of precomputed retrievals, or an http(s):// endpoint",
+        field="rag",
+    )
+
+
+def _import_callable(spec: str) -> Callable[[str, int], Any]:
+    """``module:attr.path`` imported; the current directory is tried when it is not on the path."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = _import(module_name)
+    except ImportError as error:
+        raise InputError(f"cannot import {module_name!r}: {error}", field="rag") from error
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise InputError(f"{module_name!r} has no attribute {attribute!r}", field="rag")
+        target = getattr(target, part)
+    if not callable(target):
+        raise InputError(f"{spec!r} is not callable", field="rag")
+    return target  # type: ignore[no-any-return]
+
+
+def _import(module_name: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        here = os.getcwd()
+        if error.name != module_name.split(".")[0] or here in sys.path:
+            raise
+        sys.path.insert(0, here)
+        try:
+            return importlib.import_module(module_name)
+        finally:
+            sys.path.remove(here)

@@ -1,0 +1,58 @@
+"""What each LLM step must reply, as pydantic models (named in the prompt files' front matter).
+
+Field order is the order a model writes them in: a short reason before the verdict helps a
+small model, and the constrained decoder follows the schema's order.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag_judge.core.types import VerdictLabel
+
+
+class ClaimList(BaseModel):
+    """Atomic, self-contained claims extracted from a text."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    claims: list[str] = Field(description="One atomic, self-contained statement per item.")
+
+
+class ClaimCheck(BaseModel):
+    """The verdict on one numbered claim against numbered passages."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    claim: int = Field(ge=1, description="The claim's number, as given.")
+    reason: str = Field(description="One short sentence.")
+    verdict: VerdictLabel
+    passages: list[int] = Field(
+        default_factory=list,
+        description="Numbers of the passages that support (or contradict) the claim.",
+    )
+
+
+class ClaimChecks(BaseModel):
+    """Verdicts for every numbered claim."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    verdicts: list[ClaimCheck]
+
+
+class ReverseQuestions(BaseModel):
+    """Questions the answer answers, and whether the answer dodges the question."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    questions: list[str] = Field(description="Questions this answer answers.")
+    noncommittal: bool = Field(
+        description="True when the answer is evasive or says it does not know."
+    )
+
+
+OUTPUT_MODELS: dict[str, type[BaseModel]] = {
+    model.__name__: model for model in (ClaimList, ClaimChecks, ReverseQuestions)
+}
+"""Output models by the name prompt files use in their ``output`` field."""

@@ -1,0 +1,135 @@
+"""The composition root: the one place that builds, from settings, what jobs call models with.
+
+A :class:`Session` holds the chat client (with its response cache, call policy and ledger) and
+one embedding client per embedder, all counting into the same ledger. Every job opens one with
+:func:`open_session` and builds no client, cache or embedder itself; "the multilingual embedder
+unless the text is English" is decided here and nowhere else.
+
+>>> from rag_judge.backends.scripted import ScriptedBackend
+>>> from rag_judge.backends.client import ModelClient
+>>> session = open_session(client=ModelClient(ScriptedBackend(["hi"])), cache=False)
+>>> session.client.name, session.embedder_name("zh"), session.embedder_name("en")
+('scripted/test', 'local/usem3', 'local/all-minilm-l6-v2')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_judge.backends.cache import ResponseCache
+from rag_judge.backends.client import CallPolicy, ModelClient
+from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.protocol import EmbeddingBackend
+from rag_judge.backends.registry import (
+    DEFAULT_EMBEDDINGS,
+    MULTILINGUAL_EMBEDDINGS,
+    chat_backend,
+    embedding_backend,
+)
+from rag_judge.runtime.settings import Settings, load_settings
+
+CacheChoice = bool | str | Path
+"""True: the settings' response cache; a path: another one; False: none."""
+
+
+@dataclass
+class Session:
+    """What one job calls models with: a chat client and embedders sharing a cache and ledger.
+
+    Both are built on first use (loading a model takes seconds, and a retrieval-only job never
+    needs a chat model), then kept for the rest of the job.
+    """
+
+    settings: Settings
+    """Where the models, the cache directory and the call limits come from."""
+    cache: ResponseCache | None
+    """The persistent response cache (None: every call goes to the model)."""
+    ledger: Ledger
+    """Calls, cache hits, tokens and cost of everything this session calls, per model."""
+    embeddings: str | None = None
+    """An embedder named for this job; None: the settings' (multilingual unless English)."""
+    _client: ModelClient | None = field(default=None, repr=False)
+    _given_embedder: EmbeddingClient | EmbeddingBackend | None = field(default=None, repr=False)
+    _embedders: dict[str, EmbeddingClient] = field(default_factory=dict, repr=False)
+
+    @property
+    def client(self) -> ModelClient:
+        """The chat client for the settings' model, with the cache, call policy and ledger."""
+        if self._client is None:
+            backend = chat_backend(self.settings.model, base_url=self.settings.base_url)
+            self._client = ModelClient(
+                backend, cache=self.cache, policy=self.policy, ledger=self.ledger
+            )
+        return self._client
+
+    @property
+    def policy(self) -> CallPolicy:
+        """Concurrency, timeout and attempts per call, from the settings."""
+        return CallPolicy(
+            concurrency=self.settings.concurrency,
+            timeout=self.settings.timeout,
+            max_attempts=self.settings.max_attempts,
+        )
+
+    def embedder_name(self, language: str) -> str:
+        """The embedder for text in ``language``: the one named, else the settings', except that
+        the English default gives way to the multilingual ``local/usem3`` for other languages."""
+        if isinstance(self._given_embedder, EmbeddingClient):
+            return self._given_embedder.name
+        name = self.embeddings or self.settings.embeddings
+        if self.embeddings is None and name == DEFAULT_EMBEDDINGS and language != "en":
+            return MULTILINGUAL_EMBEDDINGS
+        return name
+
+    def embedder_for(self, language: str) -> EmbeddingClient:
+        """The embedding client for text in ``language`` (see :meth:`embedder_name`)."""
+        if isinstance(self._given_embedder, EmbeddingClient):
+            return self._given_embedder
+        name = self.embedder_name(language)
+        if name not in self._embedders:
+            backend = self._given_embedder or embedding_backend(
+                name, base_url=self.settings.base_url
+            )
+            self._embedders[name] = EmbeddingClient(backend, cache=self.cache, ledger=self.ledger)
+        return self._embedders[name]
+
+
+def open_session(
+    settings: Settings | None = None,
+    *,
+    cache: CacheChoice | ResponseCache | None = True,
+    client: ModelClient | None = None,
+    embedder: EmbeddingClient | EmbeddingBackend | None = None,
+    embeddings: str | None = None,
+) -> Session:
+    """A session for ``settings`` (default: arguments-free :func:`load_settings`).
+
+    Args:
+        settings: Models, cache directory and call limits.
+        cache: True for the settings' response cache, a path for another, False (or None)
+            for none, or a ready :class:`ResponseCache`. A ready ``client`` keeps its own
+            cache; this one is the embedders'.
+        client: A ready chat client (tests, custom backends): used instead of the settings'
+            model, and its ledger becomes the session's.
+        embedder: A ready embedder or embedding backend, for every language.
+        embeddings: An embedder named for this job, for every language.
+    """
+    chosen = settings if settings is not None else load_settings()
+    store: ResponseCache | None
+    if isinstance(cache, ResponseCache):
+        store = cache
+    elif cache is None or cache is False:
+        store = None
+    else:
+        store = ResponseCache(chosen.cache_path if cache is True else Path(cache))
+    ledger = client.ledger if client is not None else Ledger()
+    return Session(
+        chosen,
+        store,
+        ledger,
+        embeddings,
+        _client=client,
+        _given_embedder=embedder,
+    )

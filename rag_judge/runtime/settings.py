@@ -1,0 +1,141 @@
+"""Settings from arguments, the environment and a config file, in that order of precedence.
+
+Environment: ``RAG_JUDGE_MODEL``, ``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``,
+``RAG_JUDGE_CACHE_DIR``, ``RAG_JUDGE_CONCURRENCY``, ``RAG_JUDGE_TIMEOUT``,
+``RAG_JUDGE_MAX_ATTEMPTS``, and ``RAG_JUDGE_CONFIG`` (path of the config file).
+Config file (TOML): the first of ``$RAG_JUDGE_CONFIG``, ``./rag_judge.toml`` and the user
+config directory's ``config.toml``; keys as the field names below, at top level or under
+``[rag_judge]``. API keys are never read from or written to files: they come from the
+provider's own environment variables (``OPENAI_API_KEY`` ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from rag_judge.backends.registry import DEFAULT_EMBEDDINGS, DEFAULT_MODEL
+from rag_judge.core.errors import InputError
+
+ENV_PREFIX = "RAG_JUDGE_"
+_SECRET_WORDS = ("key", "secret", "token", "password")
+
+
+def default_cache_dir() -> Path:
+    """Where responses, indexes and assembled weights live unless told otherwise."""
+    return Path(platformdirs.user_cache_dir("rag_judge"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Which models to use and how to call them."""
+
+    model: str = DEFAULT_MODEL
+    """Chat model, ``provider/model``."""
+    embeddings: str = DEFAULT_EMBEDDINGS
+    """Embedding model, ``provider/model``."""
+    base_url: str | None = None
+    """OpenAI-compatible server for ``openai/`` and ``litellm/`` models (None: provider's)."""
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    """Response cache and other artefacts."""
+    concurrency: int = 8
+    """Model calls in flight at once."""
+    timeout: float = 120.0
+    """Seconds per attempt."""
+    max_attempts: int = 4
+    """Attempts per call for transient failures."""
+
+    @property
+    def cache_path(self) -> Path:
+        """The SQLite response cache."""
+        return self.cache_dir / "responses.sqlite"
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    config_path: str | Path | None = None,
+) -> Settings:
+    """Defaults, then the config file, then the environment, then ``overrides`` (not None)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    path = _config_path(config_path, env)
+    if path is not None:
+        values.update(_read_config(path))
+    for name in _FIELDS:
+        if (raw := env.get(ENV_PREFIX + name.upper())) is not None and raw != "":
+            values[name] = _convert(
+                name, raw, source=f"environment variable {ENV_PREFIX}{name.upper()}"
+            )
+    for name, value in (overrides or {}).items():
+        if name not in _FIELDS:
+            raise InputError(f"unknown setting '{name}'", field=name)
+        if value is not None:
+            values[name] = _convert(name, value, source="argument")
+    return Settings(**values)
+
+
+def _config_path(explicit: str | Path | None, env: Mapping[str, str]) -> Path | None:
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise InputError("config file not found", source=str(path))
+        return path
+    if env.get(ENV_PREFIX + "CONFIG"):
+        return _config_path(env[ENV_PREFIX + "CONFIG"], {})
+    for candidate in (
+        Path("rag_judge.toml"),
+        Path(platformdirs.user_config_dir("rag_judge")) / "config.toml",
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"invalid TOML: {error}", source=str(path)) from None
+    table = data.get("rag_judge", data)
+    out: dict[str, Any] = {}
+    for name, value in table.items():
+        if any(word in name.lower() for word in _SECRET_WORDS):
+            raise InputError(
+                "API keys are read from the environment only (e.g. OPENAI_API_KEY), "
+                "never from a config file",
+                source=str(path),
+                field=name,
+            )
+        if name not in _FIELDS:
+            raise InputError(
+                f"unknown setting; known: {', '.join(_FIELDS)}", source=str(path), field=name
+            )
+        out[name] = _convert(name, value, source=str(path))
+    return out
+
+
+def _convert(name: str, value: Any, *, source: str) -> Any:
+    kind = {"concurrency": int, "max_attempts": int, "timeout": float, "cache_dir": Path}.get(name)
+    if kind is None:
+        return None if value in ("", None) and name == "base_url" else str(value)
+    try:
+        converted = kind(value)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{value!r} is not a valid {kind.__name__}", source=source, field=name
+        ) from None
+    if kind in (int, float) and converted <= 0:
+        raise InputError(f"must be positive, got {value!r}", source=source, field=name)
+    return converted

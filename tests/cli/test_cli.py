@@ -1,0 +1,135 @@
+"""The rag-judge command line: formats, notes on stderr, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rag_judge.cli import main
+
+SAMPLE = Path(__file__).parents[2] / "eval_sets" / "trec_eval_sample"
+QRELS, RUN, TRUNC = (str(SAMPLE / n) for n in ("qrels.test", "results.test", "results.trunc"))
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_output_has_aggregate_and_per_query() -> None:
+    code, out, _ = run(
+        "retrieval", QRELS, RUN, "-m", "ndcg@10,map", "-m", "P_5", "--format", "json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"aggregate", "per_query"}
+    assert list(data["aggregate"]) == ["ndcg@10", "map", "precision@5"]
+    assert round(data["aggregate"]["map"], 4) == 0.1785  # trec_eval's out.test
+    assert set(data["per_query"]) == {"301", "302", "303"}
+
+
+def test_table_prints_trec_eval_digits_and_per_query_rows() -> None:
+    code, out, _ = run("retrieval", QRELS, RUN, "-m", "map", "--per-query")
+    assert code == 0
+    assert re.search(r"all\s+│\s+0\.1785", out)
+    assert re.search(r"302\s+│\s+0\.4175", out)
+
+
+def test_csv_has_every_digit() -> None:
+    code, out, _ = run("retrieval", QRELS, RUN, "-m", "map", "-q", "--format", "csv")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "query_id,map"
+    assert lines[-1].startswith("all,0.17854506")
+    assert len(lines) == 5
+
+
+def test_missing_queries_are_reported_or_zeroed() -> None:
+    code, out, err = run("retrieval", QRELS, TRUNC, "-m", "map", "--format", "json")
+    assert code == 0
+    assert "302 (no ranking in the run)" in err
+    assert "--missing-as-zero" in err
+    assert set(json.loads(out)["per_query"]) == {"301", "303"}
+    code, out, _ = run(
+        "retrieval", QRELS, TRUNC, "-m", "map", "--missing-as-zero", "--format", "json"
+    )
+    assert round(json.loads(out)["aggregate"]["map"], 4) == 0.1016  # trec_eval -c, out.test.aqc
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "ndcg@-3"], "cutoff k must be a positive integer, got -3"),
+        (["-m", "bleu"], "unknown measure 'bleu'"),
+    ],
+)
+def test_bad_measures_exit_2_without_traceback(args: list[str], message: str) -> None:
+    code, out, err = run("retrieval", QRELS, RUN, *args)
+    assert code == 2
+    assert err.startswith("error: ")
+    assert message in err
+    assert "Traceback" not in err + out
+
+
+def test_malformed_run_file_names_file_line_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "run.txt"
+    bad.write_text("301 Q0 doc1 1 0.5 t\n301 Q0 doc2 2 high t\n")
+    code, _, err = run("retrieval", QRELS, str(bad))
+    assert code == 2
+    assert err.strip() == f"error: {bad}:2, field 'score': 'high' is not a number"
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    code, _, err = run("retrieval", QRELS, str(tmp_path / "nope.txt"))
+    assert code == 2
+    assert "file not found" in err
+
+
+def test_compare_reports_ci_and_mcnemar() -> None:
+    code, out, _ = run(
+        "compare",
+        QRELS,
+        TRUNC,
+        RUN,
+        "-m",
+        "map,hit_rate@5",
+        "--missing-as-zero",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    rows = {row["measure"]: row for row in json.loads(out)["measures"]}
+    assert round(rows["map"]["mean_a"], 4) == 0.1016
+    assert round(rows["map"]["mean_b"], 4) == 0.1785
+    assert rows["map"]["ci_low"] <= rows["map"]["diff_b_minus_a"] <= rows["map"]["ci_high"]
+    assert rows["map"]["p_mcnemar"] is None
+    assert 0.0 <= rows["hit_rate@5"]["p_mcnemar"] <= 1.0
+
+
+def test_compare_table() -> None:
+    code, out, _ = run("compare", QRELS, TRUNC, RUN, "-m", "map", "--missing-as-zero")
+    assert code == 0
+    assert "95% CI" in out
+    assert "p McNemar" in out
+
+
+def test_measures_lists_every_family() -> None:
+    code, out, _ = run("measures")
+    assert code == 0
+    assert "ndcg@k" in out
+    assert "joint_recall@k" in out
+    assert "rprec" in out
+
+
+def test_help_and_readme_agree_on_the_commands() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    code, out, _ = run("--help")
+    assert code == 0
+    commands = re.findall(r"^  (\w[\w-]*)\s", out.split("Commands:")[1], flags=re.M)
+    assert commands
+    for command in commands:
+        assert f"rag-judge {command}" in readme, f"README does not show `rag-judge {command}`"

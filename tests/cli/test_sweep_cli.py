@@ -1,0 +1,222 @@
+"""`rag-judge sweep` end to end over real HTTP, resuming an interrupted sweep, and parse_ks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
+from sweep_toy import CHUNKS, TOY, FixedRetriever, respond
+
+from rag_judge.backends import ModelClient, ResponseCache
+from rag_judge.backends.client import CallPolicy
+from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+from rag_judge.backends.types import ChatRequest
+from rag_judge.cli import main
+from rag_judge.core.errors import InputError
+from rag_judge.jobs.sweep import run_sweep
+from rag_judge.jobs.sweep.plan import parse_ks
+
+
+class Killed(BaseException):
+    """Stands for the process being killed: nothing in the library may catch it."""
+
+
+def sweep_calls(cache: ResponseCache, *, die_after: int | None = None) -> ScriptedBackend:
+    """Run the toy sweep on ``cache``; with ``die_after``, stop dead after that many replies."""
+    answered = 0
+
+    def dying(request: ChatRequest) -> str:
+        nonlocal answered
+        if die_after is not None and answered >= die_after:
+            raise Killed
+        answered += 1
+        return respond(request)
+
+    backend = ScriptedBackend(respond=dying)
+    sweep = run_sweep(
+        TOY,
+        retriever=FixedRetriever(),
+        chunks=CHUNKS,
+        client=ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=1)),
+        embedder=EmbeddingClient(ScriptedEmbedder()),
+        ks=(1, 2, 3, 4),
+    )
+    if die_after is None:
+        asyncio.run(sweep)
+    else:
+        with pytest.raises(Killed):
+            asyncio.run(sweep)
+    return backend
+
+
+def prompts_of(backend: ScriptedBackend) -> list[str]:
+    return [f"{r.prompt_id}|{r.messages[-1].content}" for r in backend.requests]
+
+
+def test_an_interrupted_sweep_resumes_without_repeating_a_call(tmp_path: Path) -> None:
+    whole = prompts_of(sweep_calls(ResponseCache(tmp_path / "fresh.sqlite")))
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    first = prompts_of(sweep_calls(cache, die_after=9))
+    assert len(first) > 9  # nine answered and cached, then killed in flight
+    rest = prompts_of(sweep_calls(cache))
+    assert not set(first[:9]) & set(rest)  # nothing finished is asked again
+    assert sorted(first[:9] + rest) == sorted(whole)  # and everything else is
+
+
+def sweep_model(body: dict[str, Any]) -> str:
+    """An OpenAI-compatible generator and judge, routed by what the system prompt asks for."""
+    system = body["messages"][0]["content"]
+    if '"verdicts"' in system:
+        return json.dumps(
+            {"verdicts": [{"claim": 1, "reason": "r", "verdict": "supported", "passages": [1]}]}
+        )
+    if '"questions"' in system:
+        return json.dumps({"questions": ["这是什么？"] * 3, "noncommittal": False})
+    if '"claims"' in system:
+        return json.dumps({"claims": ["这是一个事实。"]})
+    return "这是答案。"
+
+
+def run_cli(tmp_path: Path, server: FakeOpenAIServer, *extra: str) -> Any:
+    args = [
+        "sweep",
+        "cmrc2018_zh",
+        "--limit",
+        "2",
+        "--ks",
+        "1-3",
+        "--model",
+        "openai/judge",
+        "--embeddings",
+        "openai/embed",
+        "--base-url",
+        f"http://127.0.0.1:{server.port}/v1",
+        "-o",
+        str(tmp_path / "out"),
+        *extra,
+    ]
+    env = {"RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "test-key"}
+    return CliRunner().invoke(main, args, env=env)
+
+
+@pytest.fixture
+def served(
+    tmp_path: Path,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> FakeOpenAIServer:
+    """The fake server answering as sweep_model, with an empty config file."""
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("RAG_JUDGE_CONFIG", str(tmp_path / "empty.toml"))
+    fake_openai.respond = sweep_model
+    return fake_openai
+
+
+def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    run = run_cli(tmp_path, served)
+    assert run.exit_code == 0, run.output
+    out = tmp_path / "out"
+    for name in ("per_question.parquet", "per_question.csv", "summary.csv", "sweep.png"):
+        assert (out / name).stat().st_size > 0
+    assert "Best k" in run.output
+    frame = pd.read_parquet(out / "per_question.parquet")
+    assert sorted(set(frame.k)) == [1, 2, 3]
+    assert len(frame) == 6
+    assert set(frame.faithfulness.dropna()) == {1.0}
+    assert frame.doc_recall.notna().all()
+    calls = served.total_calls
+    again = run_cli(tmp_path, served)
+    assert again.exit_code == 0, again.output
+    assert served.total_calls == calls  # everything came from the cache
+    assert "openai/judge: 0 calls made" in again.output  # the summary's cost, per model
+
+
+def test_sweep_command_sweeps_your_own_rag_from_jsonl(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    """--rag FILE.jsonl: its retrievals and answers are swept and judged; nothing is generated."""
+    passages = [{"id": f"p{i}", "text": f"第{i}段。", "doc_id": f"d{i}"} for i in range(3)]
+    records = [
+        {
+            "question_id": qid,
+            "contexts": passages,
+            "answers": {str(k): f"答案{k}。" for k in (1, 2, 3)},
+        }
+        for qid in ("DEV_0_QUERY_0", "DEV_1_QUERY_1")
+    ]
+    rag = tmp_path / "my_rag.jsonl"
+    rag.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
+    run = run_cli(tmp_path, served, "--rag", str(rag))
+    assert run.exit_code == 0, run.output
+    frame = pd.read_parquet(tmp_path / "out" / "per_question.parquet")
+    assert len(frame) == 6
+    assert set(frame.answer_source) == {"external"}
+    assert sorted(set(frame.answer)) == ["答案1。", "答案2。", "答案3。"]
+    systems = [body["messages"][0]["content"] for body in served.bodies()]
+    judged = [s for s in systems if any(k in s for k in ('"verdicts"', '"claims"', '"questions"'))]
+    assert judged  # the judges were asked
+    assert judged == systems  # and nothing else: no answer was generated
+
+    rag.write_text('{"question_id": "DEV_0_QUERY_0", "contexts": "not a list"}\n')
+    bad = run_cli(tmp_path, served, "--rag", str(rag))
+    assert bad.exit_code == 2
+    assert "my_rag.jsonl:1" in bad.output
+    assert "contexts" in bad.output
+
+
+def test_sweep_command_rejects_bad_ks_and_unknown_sets(tmp_path: Path) -> None:
+    run = CliRunner().invoke(main, ["sweep", "cmrc2018_zh", "--ks", "3-1", "-o", str(tmp_path)])
+    assert run.exit_code == 2
+    assert "ranges ascending" in run.output
+    run = CliRunner().invoke(main, ["sweep", "no_such_set", "-o", str(tmp_path)])
+    assert run.exit_code == 2
+    assert "no_such_set" in run.output
+
+
+def test_a_typo_in_the_objective_fails_before_any_model_call(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    run = run_cli(tmp_path, served, "--objective", "faithfulnes*completeness")
+    assert run.exit_code == 2
+    assert "unknown metric 'faithfulnes' in objective 'faithfulnes*completeness'" in run.output
+    assert served.total_calls == 0  # no answer generated, no embedding, no judge
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "cache").exists()  # not even an index was built
+
+
+def test_run_sweep_checks_the_objective_before_it_calls_the_model() -> None:
+    backend = ScriptedBackend(respond=respond)
+    with pytest.raises(InputError, match="unknown metric 'doc_ndgc'"):
+        asyncio.run(
+            run_sweep(
+                TOY,
+                retriever=FixedRetriever(),
+                chunks=CHUNKS,
+                client=ModelClient(backend),
+                objective="doc_ndgc",
+            )
+        )
+    assert backend.requests == []
+
+
+@pytest.mark.parametrize(
+    ("text", "ks"),
+    [("1-10", tuple(range(1, 11))), ("5", (5,)), ("1-3,5,10", (1, 2, 3, 5, 10)), ("3,1,3", (1, 3))],
+)
+def test_parse_ks(text: str, ks: tuple[int, ...]) -> None:
+    assert parse_ks(text) == ks
+
+
+@pytest.mark.parametrize("text", ["", "0", "a", "2-", "4-2", "1,,2", "-3"])
+def test_parse_ks_refuses_what_is_not_a_list_of_ks(text: str) -> None:
+    with pytest.raises(InputError):
+        parse_ks(text)

@@ -1,0 +1,277 @@
+"""The k-sweep with a scripted model routed by prompt id and a fixed retriever: no weights.
+
+The toy set, retriever and model are in ``sweep_toy.py``; every expected value below follows
+from which chunks are in the top k.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sweep_toy import (
+    CHUNKS,
+    KS,
+    QUERIES,
+    TEXTS,
+    TOY,
+    FixedRetriever,
+    column,
+    passages,
+    respond,
+    toy_sweep,
+)
+
+from rag_judge.backends import ModelClient, ResponseCache
+from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.core.errors import InputError
+from rag_judge.data.eval_sets import load_eval_set
+from rag_judge.jobs.sweep import run_sweep
+from rag_judge.jobs.sweep.plan import NO_REFERENCE
+from rag_judge.jobs.sweep.summary import best_k
+from rag_judge.pipeline.bm25 import BM25Retriever
+from rag_judge.pipeline.chunking import chunk_corpus, structure_aware
+from rag_judge.prompts.checks import validate_prompts
+from rag_judge.prompts.templates import load_prompt
+
+NO_EMBEDDER_TEXT = "no embedder given (answer relevancy embeds the reverse questions)"
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_generator_prompt_for_k_extends_the_prompt_for_k_minus_1(language: str) -> None:
+    prompt = load_prompt("generate/answer", language)
+    contexts = ["First passage.", "Second passage.", "Third passage."]
+    two = prompt.render(question="Q?", contexts=contexts[:2])
+    three = prompt.render(question="Q?", contexts=contexts)
+    assert two[0] == three[0]  # the system message does not depend on k
+    tail = two[-1].content.split(contexts[1])[-1]  # the fixed closing part after the passages
+    assert 0 < len(tail) < 12
+    assert three[-1].content.startswith(two[-1].content.removesuffix(tail))
+    assert three[-1].content.endswith(tail)
+    assert two[-1].content.index("Q?") < two[-1].content.index(contexts[0])  # question first
+
+
+def test_every_question_has_every_k_with_retrieval_and_judge_values() -> None:
+    result, _ = toy_sweep()
+    frame = result.per_question
+    assert sorted(zip(frame.question_id, frame.k, strict=True)) == [
+        (q, k) for q in ("q1", "q2") for k in KS
+    ]
+    # q1's ranking: d2#0, d1#0 (Paris), d1#1 (same doc d1), d3#0.
+    assert column(result, "q1", "doc_recall") == [0.0, 1.0, 1.0, 1.0]
+    assert column(result, "q1", "doc_precision") == [0.0, 0.5, 1 / 3, 0.25]  # d1 counted once
+    assert column(result, "q1", "doc_mrr") == [0.0, 0.5, 0.5, 0.5]
+    assert column(result, "q1", "text_hit_rate") == [0.0, 1.0, 1.0, 1.0]  # only d1#0 says Paris
+    assert column(result, "q1", "context_recall") == [0.0, 1.0, 1.0, 1.0]
+    assert column(result, "q1", "completeness") == [0.0, 1.0, 1.0, 1.0]
+    assert column(result, "q1", "faithfulness") == [None, 1.0, 1.0, 1.0]
+    assert column(result, "q1", "faithfulness_status") == ["no_claims", "ok", "ok", "ok"]
+    assert column(result, "q2", "answer") == ["The capital is Tokyo."] * 4
+    assert column(result, "q2", "answer_relevancy")[0] is not None
+    for name in [*result.value_columns]:
+        assert frame[name].dtype == "Float64"
+        assert not np.isnan(frame[name].dropna().to_numpy(dtype=float)).any()
+    assert (frame.calls >= 1).all()
+    assert result.skipped == {}
+
+
+def test_answers_come_in_ascending_k_back_to_back_then_the_judges() -> None:
+    _, backend = toy_sweep()
+    kinds = [(r.prompt_id or "").split(".")[0] + f":{len(passages(r))}" for r in backend.requests]
+    per_question = len(kinds) // 2
+    for start in (0, per_question):
+        block = kinds[start : start + per_question]
+        assert block[:4] == [f"generate/answer:{k}" for k in KS]
+        assert not any(k.startswith("generate/") for k in block[4:])
+
+
+def test_passage_judges_run_back_to_back_in_ascending_k_then_context_recall() -> None:
+    """After the answers, the verifications over chunks form one run per question: k's
+    passages extend k-1's, and context recall over the top K extends k = K's (KV-cache reuse)."""
+    _, backend = toy_sweep()
+    chunk_texts = {text for _, text in TEXTS.values()}
+    over_chunks = [
+        (i, len(passages(r)))
+        for i, r in enumerate(backend.requests)
+        if (r.prompt_id or "").startswith("claims/verify") and set(passages(r)) <= chunk_texts
+    ]
+    positions = [i for i, _ in over_chunks]
+    # q1 has no claim at k = 1 ("I do not know."), q2 has one at every k.
+    assert [n for _, n in over_chunks] == [2, 3, 4, 4, 1, 2, 3, 4, 4]
+    first, second = positions[:4], positions[4:]
+    assert first == list(range(first[0], first[0] + 4))
+    assert second == list(range(second[0], second[0] + 5))
+
+
+def test_context_recall_costs_one_verify_pass_over_top_k_per_question() -> None:
+    references = {"Paris", "Tokyo"}
+    for ks in (KS, (2, 4), (1, 2, 3, 4, 5, 6)):  # K = 4 chunks retrieved in each
+        _, backend = toy_sweep(ks=ks)
+        reference_checks = [
+            r
+            for r in backend.requests
+            if r.prompt_id
+            and r.prompt_id.startswith("claims/verify")
+            and re.search(r"^1\. (Paris|Tokyo)$", r.messages[-1].content, re.MULTILINE)
+        ]
+        against_chunks = [r for r in reference_checks if len(passages(r)) > 1]
+        assert [len(passages(r)) for r in against_chunks] == [4, 4]  # K = 4 retrieved
+        extracted = [
+            r
+            for r in backend.requests
+            if r.prompt_id
+            and r.prompt_id.startswith("claims/extract")
+            and r.messages[-1].content.endswith(tuple(references))
+        ]
+        assert len(extracted) == 2  # the reference's claims: once per question, shared by all k
+
+
+def test_a_rerun_on_the_same_cache_makes_no_model_call(tmp_path: Path) -> None:
+    first, backend = toy_sweep(cache=ResponseCache(tmp_path / "cache.sqlite"))
+    assert backend.requests
+    again, replay = toy_sweep(cache=ResponseCache(tmp_path / "cache.sqlite"))
+    assert replay.requests == []
+    columns = ["question_id", "k", "answer", *first.value_columns]
+    pd.testing.assert_frame_equal(first.per_question[columns], again.per_question[columns])
+
+
+def test_concurrent_questions_give_the_same_table() -> None:
+    serial, _ = toy_sweep()
+    parallel, _ = toy_sweep(concurrency=4)
+    columns = ["question_id", "k", "answer", *serial.value_columns]
+    pd.testing.assert_frame_equal(serial.per_question[columns], parallel.per_question[columns])
+
+
+def test_summary_has_means_with_bootstrap_cis_per_k() -> None:
+    result, _ = toy_sweep()
+    summary = result.summary(n_resamples=200)
+    assert list(summary.columns) == [
+        "k",
+        "metric",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "n_scored",
+        "n_questions",
+    ]
+    assert len(summary) == len(KS) * len(result.value_columns)
+    row = summary[(summary.k == 2) & (summary.metric == "context_recall")].iloc[0]
+    assert (row["mean"], row["n_scored"]) == (1.0, 2)
+    faithful = summary[(summary.k == 1) & (summary.metric == "faithfulness")].iloc[0]
+    assert faithful["n_scored"] == 1  # q1's refusal has no claims: left out, not zeroed
+    assert (summary.ci_low <= summary["mean"]).all()
+    assert (summary["mean"] <= summary.ci_high).all()
+
+
+def test_best_k_tests_its_neighbours_and_says_so() -> None:
+    result, _ = toy_sweep()
+    found = result.best_k("context_recall", n_resamples=200)
+    assert found.k == 2  # q1 needs rank 2; ties with k = 3, 4 go to the smaller k
+    assert [t.k for t in found.neighbours] == [1, 3]
+    assert not found.significant
+    assert found.sentence.startswith("k=2 has the highest mean context_recall (1.000 over 2")
+    assert "not significantly better than k=1" in found.sentence
+    assert result.best_k().objective == "faithfulness*completeness"
+
+
+def test_best_k_is_significant_when_it_clearly_beats_both_neighbours() -> None:
+    rng = np.random.default_rng(0)
+    rows = [
+        {"question_id": f"q{i}", "k": k, "m": float(min(1.0, rng.uniform(0, 0.3) + bump))}
+        for i in range(40)
+        for k, bump in ((1, 0.1), (2, 0.6), (3, 0.2))
+    ]
+    frame = pd.DataFrame(rows).astype({"m": "Float64"})
+    found = best_k(frame, "m", n_resamples=500)
+    assert found.k == 2
+    assert found.significant
+    assert found.sentence.endswith("so it is significantly better than its neighbours.")
+
+
+def test_progress_is_called_per_question_and_unknown_chunks_are_refused() -> None:
+    seen: list[str] = []
+    toy_sweep(progress=seen.append)
+    assert sorted(seen) == ["q1", "q2"]
+    with pytest.raises(InputError, match="not in chunks"):
+        asyncio.run(
+            run_sweep(
+                TOY,
+                retriever=FixedRetriever(),
+                chunks=CHUNKS[:2],
+                client=ModelClient(ScriptedBackend(respond=respond)),
+            )
+        )
+
+
+def test_metrics_a_reference_free_set_cannot_support_are_skipped_and_reported() -> None:
+    free = dataclasses.replace(
+        TOY,
+        queries=tuple(dataclasses.replace(q, answers=()) for q in QUERIES),
+        has_reference_answers=False,
+        not_applicable={"completeness": "no reference answers"},
+    )
+    result, backend = toy_sweep(free, embed=False)
+    assert result.skipped == {
+        "completeness": "no reference answers",
+        "context_recall": NO_REFERENCE,
+        "answer_relevancy": NO_EMBEDDER_TEXT,
+    }
+    assert result.metrics == ("faithfulness",)
+    frame = result.per_question
+    assert "completeness" not in frame.columns
+    assert "text_recall" not in frame.columns
+    assert column(result, "q1", "doc_recall") == [0.0, 1.0, 1.0, 1.0]
+    assert column(result, "q1", "faithfulness") == [None, 1.0, 1.0, 1.0]
+    assert {(r.prompt_id or "").split(".")[0] for r in backend.requests} == {
+        "generate/answer",
+        "claims/extract",
+        "claims/verify",
+    }
+
+
+def test_the_generator_prompt_is_free_text_and_valid() -> None:
+    prompt = load_prompt("generate/answer", "zh")
+    assert (prompt.output, prompt.output_model) == ("text", None)
+    assert not [p for p in validate_prompts() if "generate/answer" in p]
+
+
+def test_a_free_text_prompt_must_end_with_a_user_message(tmp_path: Path) -> None:
+    (tmp_path / "demo").mkdir()
+    front = "id: demo/step\nversion: 1\nlanguage: en\ninputs: [text]\noutput: text\n"
+    body = "=== user ===\n{{ text }}\n=== assistant ===\nSure.\n"
+    (tmp_path / "demo" / "step.en.md").write_text(f"---\n{front}description: d\n---\n{body}")
+    (tmp_path / "fixtures.json").write_text('{"demo/step": {"en": {"text": "x"}}}')
+    assert "demo/step.en: a text prompt must end with a user message" in validate_prompts(
+        root=tmp_path
+    )
+
+
+def test_cmrc_sample_with_bm25(tmp_path: Path) -> None:
+    cmrc = load_eval_set("cmrc2018_zh").limit(2)
+    cmrc = dataclasses.replace(cmrc, documents=cmrc.documents[:30])  # their paragraphs come first
+    chunks = chunk_corpus(structure_aware(100, 400), cmrc.documents)
+    retriever = BM25Retriever.build(chunks, zh_tokenizer="bigram", cache_dir=tmp_path)
+    backend = ScriptedBackend(respond=respond)
+    result = asyncio.run(
+        run_sweep(
+            cmrc,
+            retriever=retriever,
+            chunks=chunks,
+            client=ModelClient(backend),
+            ks=(1, 2, 3),
+            metrics=("faithfulness", "context_recall"),
+        )
+    )
+    frame = result.per_question
+    assert sorted(set(zip(frame.question_id, frame.k, strict=True))) == sorted(
+        (q.id, k) for q in cmrc.queries for k in (1, 2, 3)
+    )
+    assert set(frame.language) == {"zh"}
+    assert frame.doc_recall.notna().all()
+    prompts = [r.prompt_id for r in backend.requests if r.prompt_id]
+    assert all(".zh@" in p for p in prompts)

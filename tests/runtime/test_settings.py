@@ -1,0 +1,52 @@
+"""Settings: arguments over environment over config file over defaults; no secrets in files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_judge.backends import DEFAULT_MODEL
+from rag_judge.core.errors import InputError
+from rag_judge.runtime.settings import load_settings
+
+
+def test_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing"))
+    settings = load_settings(env={})
+    assert settings.model == DEFAULT_MODEL
+    assert settings.concurrency == 8
+
+
+def test_precedence(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[rag_judge]\nmodel = "openai/from-file"\nconcurrency = 3\ntimeout = 9\n')
+    env = {"RAG_JUDGE_CONFIG": str(config), "RAG_JUDGE_CONCURRENCY": "5"}
+    settings = load_settings({"timeout": 2.5, "model": None}, env=env)
+    assert settings.model == "openai/from-file"  # file (argument None means "not given")
+    assert settings.concurrency == 5  # environment beats file
+    assert settings.timeout == 2.5  # argument beats both
+    assert settings.cache_path.name == "responses.sqlite"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('api_key = "sk-123"', "environment only"),
+        ('colour = "blue"', "unknown setting"),
+        ("concurrency = -2", "must be positive"),
+        ("model = [", "invalid TOML"),
+    ],
+)
+def test_bad_config_files_name_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(text + "\n")
+    with pytest.raises(InputError, match=message) as error:
+        load_settings(env={}, config_path=config)
+    assert str(config) in str(error.value)
+
+
+def test_bad_environment_value_names_the_variable() -> None:
+    with pytest.raises(InputError, match="RAG_JUDGE_TIMEOUT"):
+        load_settings(env={"RAG_JUDGE_TIMEOUT": "soon"})
