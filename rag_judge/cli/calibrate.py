@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import echo_cost, friendly_errors, make_console
+from rag_judge.cli.common import echo_cost, friendly_errors, judge_mode_options, make_console
 from rag_judge.judges import DEFAULT_CALIBRATED
 from rag_judge.report.tables import to_rich
 
@@ -98,6 +98,7 @@ from rag_judge.report.tables import to_rich
     help="Bootstrap resamples per interval.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap and split seed.")
+@judge_mode_options
 @friendly_errors
 def calibrate_command(
     scores: Path | None,
@@ -118,6 +119,8 @@ def calibrate_command(
     no_cache: bool,
     resamples: int,
     seed: int,
+    judge_mode: str | None,
+    no_reasons: bool,
     **settings: Any,
 ) -> None:
     """Measure how far a judge agrees with human labels, every figure with a bootstrap CI.
@@ -171,6 +174,8 @@ def calibrate_command(
                 cache=not no_cache,
                 progress=lambda _: bar.advance(task),
                 on_start=lambda n: bar.update(task, total=n),
+                mode=judge_mode,
+                reasons=not no_reasons,
                 **common,
             )
         report, output = run.report, out
@@ -180,9 +185,9 @@ def calibrate_command(
         if scores is None or labels is None:
             raise click.UsageError("give --scores and --labels, or --run EVAL_SET")
         used = {"--limit": limit, **{f"--{k.replace('_', '-')}": v for k, v in settings.items()}}
-        if extra := [name for name, value in used.items() if value is not None] + (
-            ["--no-cache"] if no_cache else []
-        ):
+        flags = [n for n, on in (("--no-cache", no_cache), ("--no-reasons", no_reasons)) if on]
+        used["--judge-mode"] = judge_mode
+        if extra := [name for name, value in used.items() if value is not None] + flags:
             raise click.UsageError(f"{extra[0]} applies to --run only")
         common |= {"kind": kind or "binary", "level": level}
         report = calibration_run.calibrate_files(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 import click
 from rich.console import Console
 
 from rag_judge.core.errors import RagJudgeError
 from rag_judge.judges import JUDGES
+from rag_judge.judges.work import JudgeMode
 
 if TYPE_CHECKING:
     from rag_judge.backends.ledger import Ledger
@@ -32,6 +33,23 @@ def friendly_errors(command: F) -> F:
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
+
+
+def judge_mode_options(command: F) -> F:
+    """``--judge-mode`` and ``--no-reasons``: how the judges use the model."""
+    command = click.option(
+        "--no-reasons",
+        is_flag=True,
+        help="Score mode: skip the one-line reason written for each claim that ends "
+        "unsupported (the only text the scoring path writes).",
+    )(command)
+    return click.option(
+        "--judge-mode",
+        type=click.Choice(get_args(JudgeMode)),
+        help="score: read and score (claims split without a model, verdicts from one-token "
+        "yes/no probabilities; default for local/ models); generate: claims, verdicts and "
+        "reasons written as JSON (default for API models).",
+    )(command)
 
 
 def echo_cost(ledger: Ledger) -> None:

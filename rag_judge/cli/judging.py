@@ -8,8 +8,15 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import JUDGE_NAMES, echo_cost, friendly_errors, make_console
+from rag_judge.cli.common import (
+    JUDGE_NAMES,
+    echo_cost,
+    friendly_errors,
+    judge_mode_options,
+    make_console,
+)
 from rag_judge.judges import DEFAULT_METRICS
+from rag_judge.judges.work import JudgeMode
 from rag_judge.report.tables import judge_summary_table, to_rich
 
 
@@ -35,6 +42,7 @@ from rag_judge.report.tables import judge_summary_table, to_rich
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
 @click.option("--language", help="Prompt language for every row (default: detected).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@judge_mode_options
 @friendly_errors
 def score(
     input_path: Path,
@@ -43,6 +51,8 @@ def score(
     limit: int | None,
     language: str | None,
     no_cache: bool,
+    judge_mode: JudgeMode | None,
+    no_reasons: bool,
     **settings: Any,
 ) -> None:
     """Judge the rows of INPUT (JSONL, JSON, CSV, TSV or Parquet) and write OUTPUT.jsonl.
@@ -77,6 +87,8 @@ def score(
             language=language,
             progress=lambda _: bar.advance(task),
             settings=chosen,
+            mode=judge_mode,
+            reasons=not no_reasons,
         )
     result.write_jsonl(output)
     header, rows = judge_summary_table(result.summary())

@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import JUDGE_NAMES, friendly_errors, make_console
+from rag_judge.cli.common import JUDGE_NAMES, friendly_errors, judge_mode_options, make_console
 from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE
+from rag_judge.judges.work import JudgeMode
 
 
 @click.command()
@@ -70,6 +71,7 @@ from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE
     help="Also ask P(supported) per claim (one more call per claim; local models only).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@judge_mode_options
 @friendly_errors
 def sweep(
     eval_set: str,
@@ -85,6 +87,8 @@ def sweep(
     embeddings: str | None,
     support_probability: bool,
     no_cache: bool,
+    judge_mode: JudgeMode | None,
+    no_reasons: bool,
     **settings: Any,
 ) -> None:
     """Retrieve, answer and judge every question of EVAL_SET for each k, and report.
@@ -124,6 +128,8 @@ def sweep(
             embeddings=embeddings,
             cache=not no_cache,
             support_probability=support_probability,
+            mode=judge_mode,
+            reasons=not no_reasons,
             settings=chosen,
             progress=lambda _: bar.advance(task),
             on_start=started,

@@ -54,6 +54,7 @@ from rag_judge.data.readers import read_jsonl
 from rag_judge.jobs.score.result import EvaluationResult, SampleResult
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.judges import DEFAULT_CALIBRATED, JUDGES
+from rag_judge.judges.work import JudgeMode
 from rag_judge.runtime.settings import Settings
 
 SCORES_FILE = "scores.jsonl"
@@ -135,6 +136,8 @@ async def arun_calibration(
     progress: Callable[[SampleResult], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     support_probability: bool | None = None,
+    mode: JudgeMode | None = None,
+    reasons: bool = True,
     threshold: float | None = None,
     select: Objective | None = None,
     beta: float = 1.0,
@@ -159,6 +162,8 @@ async def arun_calibration(
         progress: Called with each judged sample.
         on_start: Called with the number of samples before judging starts.
         support_probability: Ask P(supported) per claim (default: on for ``local/`` models).
+        mode: ``score`` or ``generate`` (default: by backend; see :func:`~rag_judge.evaluate`).
+        reasons: ``score`` mode: a one-line reason for each claim that ends unsupported.
         threshold: Binary sets: the judge says supported iff value >= this (default 0.5).
         select: Binary sets: choose the threshold on a dev split instead.
         beta: β of the unsupported class's F-beta.
@@ -190,6 +195,8 @@ async def arun_calibration(
         embedder=embedder,
         progress=progress,
         support_probability=support_probability,
+        mode=mode,
+        reasons=reasons,
     )
     scores_path = result.write_jsonl(Path(out_dir) / SCORES_FILE)
     report = calibrate(

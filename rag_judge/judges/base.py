@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rag_judge.core.types import JudgeResult, RagSample
+from rag_judge.core.types import ClaimVerdict, JudgeResult, RagSample
 from rag_judge.judges.steps import Cost, Outcome
 from rag_judge.judges.work import SampleWork
 
@@ -89,14 +89,24 @@ def cost_fields(cost: Cost) -> dict[str, Any]:
     return {"calls": cost.calls, "usage": cost.usage, "prompts": cost.prompts}
 
 
+@dataclass(frozen=True)
+class Grid:
+    """Verdicts on a text's claims, what they cost, and what the steps found on the way."""
+
+    verdicts: list[ClaimVerdict]
+    cost: Cost
+    details: dict[str, Any]
+    """The steps' details (claims dropped and why, evidence kept, support by k ...)."""
+
+
 async def claim_grid(
     metric: str,
     claims: Outcome[list[str]],
-    grid: Callable[[], Awaitable[Outcome[list[Any]]]],
+    grid: Callable[[], Awaitable[Outcome[list[ClaimVerdict]]]],
     *,
     whose: str,
-) -> JudgeResult | tuple[list[Any], Cost]:
-    """Claims, then their verdicts: the verdicts and their cost, or the unscored result.
+) -> JudgeResult | Grid:
+    """Claims, then their verdicts, or the unscored result.
 
     No claims is ``no_claims`` (e.g. a refusal has nothing to verify), never a 0 or a 1.
     """
@@ -107,10 +117,11 @@ async def claim_grid(
             metric=metric,
             status="no_claims",
             error=f"the {whose} makes no factual claim",
+            details=dict(claims.details),
             **cost_fields(claims.cost),
         )
     verdicts = await grid()
     cost = claims.cost + verdicts.cost
     if not verdicts.ok or verdicts.value is None:
         return unscored(metric, verdicts, cost)
-    return verdicts.value, cost
+    return Grid(verdicts.value, cost, {**claims.details, **verdicts.details})

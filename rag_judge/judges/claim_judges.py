@@ -7,22 +7,30 @@ from collections.abc import Awaitable, Callable
 
 from rag_judge.core.types import ClaimVerdict, JudgeResult
 from rag_judge.judges.base import Judge, claim_grid, cost_fields
-from rag_judge.judges.scoring import supported_fraction
+from rag_judge.judges.scoring import support_score, supported_fraction
 from rag_judge.judges.steps import Outcome
-from rag_judge.judges.work import SampleWork
+from rag_judge.judges.work import JudgeMode, SampleWork
 
 
 async def faithfulness(work: SampleWork) -> JudgeResult:
     """Share of the answer's claims that the retrieved contexts support."""
     return await _supported_share(
-        "faithfulness", await work.answer_claims(), work.answer_vs_contexts, whose="answer"
+        "faithfulness",
+        await work.answer_claims(),
+        work.answer_vs_contexts,
+        whose="answer",
+        mode=work.mode,
     )
 
 
 async def completeness(work: SampleWork) -> JudgeResult:
     """Share of the reference answer's claims that the answer states."""
     return await _supported_share(
-        "completeness", await work.reference_claims(), work.reference_vs_answer, whose="reference"
+        "completeness",
+        await work.reference_claims(),
+        work.reference_vs_answer,
+        whose="reference",
+        mode=work.mode,
     )
 
 
@@ -32,18 +40,21 @@ async def _supported_share(
     grid: Callable[[], Awaitable[Outcome[list[ClaimVerdict]]]],
     *,
     whose: str,
+    mode: JudgeMode,
 ) -> JudgeResult:
-    """The share of ``claims`` the grid calls supported, with the verdicts and their counts."""
+    """The share of ``claims`` the grid calls supported (``score`` mode: their mean
+    P(supported)), with the verdicts and their counts."""
     found = await claim_grid(metric, claims, grid, whose=whose)
     if isinstance(found, JudgeResult):
         return found
-    verdicts, cost = found
+    verdicts = found.verdicts
+    value = supported_fraction(verdicts) if mode == "generate" else support_score(verdicts)
     return JudgeResult(
         metric=metric,
-        value=supported_fraction(verdicts),
+        value=value,
         claims=tuple(verdicts),
-        details=verdict_counts(verdicts),
-        **cost_fields(cost),
+        details=verdict_counts(verdicts) | found.details,
+        **cost_fields(found.cost),
     )
 
 

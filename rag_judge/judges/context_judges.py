@@ -9,6 +9,7 @@ from rag_judge.judges.scoring import (
     average_precision,
     precision_by_k,
     recall_by_k,
+    support_by_k,
     useful_chunks,
 )
 from rag_judge.judges.work import SampleWork
@@ -24,16 +25,19 @@ async def context_recall(work: SampleWork) -> JudgeResult:
     )
     if isinstance(found, JudgeResult):
         return found
-    verdicts, cost = found
+    verdicts, details = found.verdicts, dict(found.details)
     k_max = len(work.sample.contexts or ())
-    by_k = recall_by_k(verdicts, k_max)
+    if work.mode == "score":  # the mean P(supported) of the reference claims given the top k
+        by_k = support_by_k(details.pop("support_by_k"))
+    else:
+        by_k = recall_by_k(verdicts, k_max)
     return JudgeResult(
         metric="context_recall",
         value=by_k[k_max],
         by_k=by_k,
         claims=tuple(verdicts),
-        details=verdict_counts(verdicts),
-        **cost_fields(cost),
+        details=verdict_counts(verdicts) | details,
+        **cost_fields(found.cost),
     )
 
 
@@ -48,15 +52,14 @@ async def context_precision(work: SampleWork) -> JudgeResult:
     )
     if isinstance(found, JudgeResult):
         return found
-    verdicts, cost = found
-    useful = useful_chunks(verdicts, len(work.sample.contexts or ()))
+    useful = useful_chunks(found.verdicts, len(work.sample.contexts or ()))
     return JudgeResult(
         metric="context_precision",
         value=average_precision(useful),
         by_k=precision_by_k(useful),
-        claims=tuple(verdicts),
+        claims=tuple(found.verdicts),
         details={"useful": [i for i, flag in enumerate(useful, start=1) if flag]},
-        **cost_fields(cost),
+        **cost_fields(found.cost),
     )
 
 

@@ -26,7 +26,7 @@ async def _two_grids(
     found = await claim_grid(metric, claims, first, whose=whose)
     if isinstance(found, JudgeResult):
         return found
-    verdicts, cost = found
+    verdicts, cost = found.verdicts, found.cost
     other = await second()
     cost += other.cost
     if not other.ok or other.value is None:

@@ -16,13 +16,19 @@ A score that cannot be computed (no claims to judge) is ``None``, never NaN and 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Final, Literal
 
 from rag_judge.core.types import ClaimVerdict
 
 NoncommittalPolicy = Literal["zero", "unscored", "ignore"]
 """What answer relevancy does with an evasive answer: score 0, no score, or score as usual."""
+Aggregate = Literal["mean", "min", "product"]
+"""How the scoring path turns claims' P(supported) into one value."""
+SUPPORT_AGGREGATE: Aggregate = "mean"
+"""The scoring path's value: the mean P(supported) over claims, i.e. the expected share of
+supported claims (chosen by measurement; benchmarks/calibration_local.md)."""
 
 
 def supported_fraction(verdicts: Sequence[ClaimVerdict]) -> float | None:
@@ -34,6 +40,63 @@ def supported_fraction(verdicts: Sequence[ClaimVerdict]) -> float | None:
     if not verdicts:
         return None
     return sum(v.verdict == "supported" for v in verdicts) / len(verdicts)
+
+
+SUPPORT_WEIGHTS: Final = (0.0, 1.0, 0.0)
+"""``(intercept, logit P(yes), coverage)`` of :func:`support_probability`, fitted by logistic
+regression on the tuning rows (``benchmarks/fit_support.py``; the figures it reports are in
+``benchmarks/calibration_local.md``)."""
+
+
+def support_probability(p_model: float, covered: float) -> float:
+    """P(supported) of a claim in ``score`` mode: the model's P(yes) and the share of the claim's
+    content words the passages contain, combined by :data:`SUPPORT_WEIGHTS`.
+
+    A 1.5B model's yes/no probability ranks claims, but misses the detail a passage lacks (a
+    date, a qualifier: WiCE's "partially supported"); the lexical share catches most of those.
+    """
+    intercept, weight, lexical = SUPPORT_WEIGHTS
+    p = min(max(p_model, 1e-6), 1 - 1e-6)
+    z = intercept + weight * math.log(p / (1 - p)) + lexical * covered
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def support_score(
+    verdicts: Sequence[ClaimVerdict], how: Aggregate = SUPPORT_AGGREGATE
+) -> float | None:
+    """One value from the claims' P(supported): their mean (the expected share of supported
+    claims), minimum, or product (P(all supported) if independent); None when there are no
+    claims or a claim has no probability.
+
+    >>> grid = [ClaimVerdict(claim="a", support_probability=0.9),
+    ...         ClaimVerdict(claim="b", support_probability=0.5)]
+    >>> support_score(grid), support_score(grid, "min"), support_score(grid, "product")
+    (0.7, 0.5, 0.45)
+    """
+    probabilities = [v.support_probability for v in verdicts]
+    if not probabilities or any(p is None for p in probabilities):
+        return None
+    values = [float(p) for p in probabilities if p is not None]
+    if how == "min":
+        return min(values)
+    if how == "product":
+        return math.prod(values)
+    return sum(values) / len(values)
+
+
+def support_by_k(support: Sequence[Sequence[float]]) -> dict[int, float]:
+    """Recall at every k from each claim's P(supported) given the top 1..k (``score`` mode):
+    the mean over claims, k = 1..K; empty when there are no claims.
+
+    >>> support_by_k([[0.1, 0.9, 0.9], [0.2, 0.2, 0.7]])
+    {1: 0.15, 2: 0.55, 3: 0.8}
+    """
+    if not support:
+        return {}
+    k_max = min(len(row) for row in support)
+    return {
+        k: round(sum(row[k - 1] for row in support) / len(support), 12) for k in range(1, k_max + 1)
+    }
 
 
 def first_supporting_rank(verdict: ClaimVerdict, k_max: int) -> int | None:

@@ -6,9 +6,9 @@ Each step renders a prompt file, calls the model through :class:`ModelClient` an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from rag_judge.backends.client import ModelClient
 from rag_judge.core.types import ClaimVerdict, JudgeStatus, Usage
@@ -42,6 +42,8 @@ class Outcome(Generic[V]):
     status: JudgeStatus = "ok"
     error: str | None = None
     cost: Cost = field(default_factory=Cost)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """What the step found besides its value (claims dropped and why, evidence kept ...)."""
 
     @property
     def ok(self) -> bool:
@@ -143,7 +145,7 @@ async def support_probabilities(
     scored = []
     for verdict in verdicts:
         result = await client.yes_probability(
-            prompt.request(passages=list(passages), claim=verdict.claim)
+            prompt.request(passages=list(passages), question="", claim=verdict.claim)
         )
         cost += Cost(1, result.usage)
         scored.append(verdict.model_copy(update={"support_probability": result.p_yes}))

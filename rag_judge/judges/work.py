@@ -10,19 +10,30 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from rag_judge.backends.client import ModelClient
 from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.core.language import language_name
 from rag_judge.core.types import ClaimVerdict, RagSample
-from rag_judge.judges import steps
+from rag_judge.judges import probes, steps
 from rag_judge.judges.scoring import NoncommittalPolicy
 from rag_judge.judges.steps import Outcome
 from rag_judge.prompts.schemas import ReverseQuestions
 from rag_judge.prompts.templates import prompt_languages
 
 V = TypeVar("V")
+
+
+JudgeMode = Literal["score", "generate"]
+"""How the judges use the model: ``score`` reads and scores (claims split deterministically,
+verdicts from one-token yes/no probabilities; for small local models), ``generate`` writes
+(claims, verdicts and reasons as JSON; for API models)."""
+
+
+def default_mode(model: str) -> JudgeMode:
+    """``score`` for the in-process ``local/`` models, ``generate`` for every other backend."""
+    return "score" if model.startswith("local/") else "generate"
 
 
 _AS_REPLY = {"en": "Question: {question}\nAnswer: {text}", "zh": "问题：{question}\n回答：{text}"}
@@ -38,7 +49,12 @@ class JudgeOptions:
     noncommittal: NoncommittalPolicy = "zero"
     """Answer relevancy of an evasive answer: 0, None (``unscored``) or as usual (``ignore``)."""
     support_probability: bool = False
-    """Also ask P(supported) per claim from yes/no log-probabilities (local model)."""
+    """Also ask P(supported) per claim from yes/no log-probabilities (``generate`` mode; the
+    ``score`` mode has it always)."""
+    mode: JudgeMode | None = None
+    """``score`` or ``generate``; None: by backend (:func:`default_mode`)."""
+    reasons: bool = True
+    """``score`` mode: a one-line reason for every claim that ends unsupported."""
 
 
 class SampleWork:
@@ -61,6 +77,8 @@ class SampleWork:
         self.client = client
         self._embedder = embedder
         self.options = options
+        self.mode: JudgeMode = options.mode or default_mode(client.name)
+        """How the judges use the model for this sample."""
         self._memo: dict[str, asyncio.Task[Any]] = {}
 
     def embedder(self) -> EmbeddingClient | None:
@@ -82,10 +100,11 @@ class SampleWork:
         )
 
     async def reference_vs_contexts(self) -> Outcome[list[ClaimVerdict]]:
-        """The reference's claims checked against the contexts (context recall grid)."""
+        """The reference's claims checked against the contexts (context recall grid; in
+        ``score`` mode read cumulatively in ascending k, for recall at every k)."""
         return await self._once(
             "reference_vs_contexts",
-            lambda: self._verify(self.reference_claims(), self._contexts()),
+            lambda: self._verify(self.reference_claims(), self._contexts(), by_k=True),
         )
 
     async def reference_vs_answer(self) -> Outcome[list[ClaimVerdict]]:
@@ -130,6 +149,13 @@ class SampleWork:
         return list(self.sample.contexts or ())
 
     async def _claims(self, text: str | None) -> Outcome[list[str]]:
+        if self.mode == "score":
+            return await probes.split_claims(
+                self.client,
+                question=self.sample.question,
+                text=text or "",
+                language=self.prompt_language,
+            )
         return await steps.extract_claims(
             self.client,
             question=self.sample.question,
@@ -138,11 +164,21 @@ class SampleWork:
         )
 
     async def _verify(
-        self, claims: Awaitable[Outcome[list[str]]], passages: list[str]
+        self, claims: Awaitable[Outcome[list[str]]], passages: list[str], *, by_k: bool = False
     ) -> Outcome[list[ClaimVerdict]]:
         extracted = await claims
         if not extracted.ok or not extracted.value:
             return Outcome([] if extracted.ok else None, extracted.status, extracted.error)
+        if self.mode == "score":
+            score = probes.score_claims_by_k if by_k else probes.score_claims
+            return await score(
+                self.client,
+                passages=passages,
+                question=self.sample.question,
+                claims=extracted.value,
+                language=self.prompt_language,
+                reasons=self.options.reasons,
+            )
         return await steps.verify_claims(
             self.client,
             passages=passages,

@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag_judge.core.types import VerdictLabel
 
+MAX_PARTS = 4
+"""Facts a decomposed sentence may give: the grammar stops the list there."""
+
 
 class ClaimList(BaseModel):
     """Atomic, self-contained claims extracted from a text."""
@@ -17,6 +20,21 @@ class ClaimList(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     claims: list[str] = Field(description="One atomic, self-contained statement per item.")
+
+
+class ClaimSplit(BaseModel):
+    """The separate facts of one long sentence, in its own words (the scoring path).
+
+    The cap is in the JSON schema only, which the local model's grammar enforces while decoding
+    (each fact's length is bounded by the call's token budget); a longer list from another
+    backend still parses, and the caller cuts it.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    claims: list[str] = Field(
+        json_schema_extra={"maxItems": MAX_PARTS}, description="One fact per item, at most four."
+    )
 
 
 class ClaimCheck(BaseModel):
@@ -53,6 +71,6 @@ class ReverseQuestions(BaseModel):
 
 
 OUTPUT_MODELS: dict[str, type[BaseModel]] = {
-    model.__name__: model for model in (ClaimList, ClaimChecks, ReverseQuestions)
+    model.__name__: model for model in (ClaimList, ClaimSplit, ClaimChecks, ReverseQuestions)
 }
 """Output models by the name prompt files use in their ``output`` field."""

@@ -54,7 +54,7 @@ def scripted_judge(request: ChatRequest) -> str | float:
         ]
         return json.dumps({"verdicts": verdicts})
     if prompt == "claims/support":
-        claim = user.split("Claim: ", 1)[1].split("\n", 1)[0].strip()
+        claim = user.split("<claim>", 1)[1].split("</claim>", 1)[0].strip()
         return 0.2 if claim in JUDGED_UNSUPPORTED else 0.9
     raise AssertionError(f"unexpected prompt {prompt}")
 

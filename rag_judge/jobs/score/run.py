@@ -21,6 +21,7 @@ from rag_judge.data.samples import load_samples
 from rag_judge.jobs.score.result import EvaluationResult, SampleResult
 from rag_judge.judges import Judge, JudgeOptions, SampleWork, get_judges
 from rag_judge.judges.scoring import NoncommittalPolicy
+from rag_judge.judges.work import JudgeMode
 from rag_judge.runtime.session import Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
@@ -54,6 +55,8 @@ async def aevaluate(
     n_questions: int = 3,
     noncommittal: NoncommittalPolicy = "zero",
     support_probability: bool | None = None,
+    mode: JudgeMode | None = None,
+    reasons: bool = True,
     limit: int | None = None,
     settings: Settings | None = None,
     client: ModelClient | None = None,
@@ -76,7 +79,11 @@ async def aevaluate(
         n_questions: Reverse questions per answer for answer relevancy.
         noncommittal: Answer relevancy of an evasive answer: ``zero``, ``unscored``, ``ignore``.
         support_probability: Add P(supported) per claim from yes/no log-probabilities
-            (default: on for ``local/`` models, which give them for free).
+            (default: on for ``local/`` models, which give them for free); ``generate`` mode.
+        mode: ``score`` (read and score: one-token probabilities, for small local models) or
+            ``generate`` (claims, verdicts and reasons written as JSON); default by backend:
+            ``score`` for ``local/`` models, ``generate`` for the others.
+        reasons: ``score`` mode: a one-line reason for each claim that ends unsupported.
         limit: Judge only the first ``limit`` rows.
         settings: Explicit settings instead of arguments/environment/config file.
         client: A ready :class:`ModelClient` (tests, custom backends); overrides ``model``.
@@ -84,7 +91,7 @@ async def aevaluate(
         progress: Called with each finished sample.
     """
     judges = get_judges(list(metrics) if metrics else None)
-    _check_options(n_questions, noncommittal)
+    _check_options(n_questions, noncommittal, mode)
     chosen = settings or load_settings(
         {"model": model, "embeddings": embeddings, "base_url": base_url, "concurrency": concurrency}
     )
@@ -101,6 +108,8 @@ async def aevaluate(
         support_probability=(
             client.name.startswith("local/") if support_probability is None else support_probability
         ),
+        mode=mode,
+        reasons=reasons,
     )
     gate = asyncio.Semaphore(client.policy.concurrency)
 
@@ -141,8 +150,12 @@ async def _judge_sample(
     )
 
 
-def _check_options(n_questions: int, noncommittal: str) -> None:
+def _check_options(n_questions: int, noncommittal: str, mode: str | None) -> None:
     """Refuse judge options that would otherwise silently score something else."""
+    if mode is not None and mode not in get_args(JudgeMode):
+        raise InputError(
+            f"must be one of {', '.join(get_args(JudgeMode))}, got {mode!r}", field="mode"
+        )
     if not isinstance(n_questions, int) or n_questions < 1:
         raise InputError(f"must be a whole number >= 1, got {n_questions!r}", field="n_questions")
     if noncommittal not in get_args(NoncommittalPolicy):

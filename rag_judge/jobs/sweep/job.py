@@ -22,6 +22,7 @@ from rag_judge.jobs.sweep.objective import parse_objective
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.run import Progress, run_sweep
 from rag_judge.judges import DEFAULT_METRICS, JUDGES, JudgeOptions, get_judges
+from rag_judge.judges.work import JudgeMode
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.build import MAX_CHUNK, MIN_CHUNK, build_retriever, default_chunks
 from rag_judge.pipeline.chunking import Chunk
@@ -73,6 +74,8 @@ async def arun_job(
     concurrency: int | None = None,
     cache: CacheChoice = True,
     support_probability: bool = False,
+    mode: JudgeMode | None = None,
+    reasons: bool = True,
     rerank: str | None = None,
     rerank_depth: int = 20,
     rag: str | None = None,
@@ -98,7 +101,11 @@ async def arun_job(
         concurrency: Model calls in flight (the local model runs one at a time regardless).
         cache: True for the settings' response cache, a path for another, False for none.
             With a cache, an interrupted sweep resumes where it stopped.
-        support_probability: Add P(supported) per claim (one extra call per claim).
+        support_probability: Add P(supported) per claim (one extra call per claim; ``generate``
+            mode).
+        mode: How the judges use the model, ``score`` or ``generate`` (default: by backend:
+            ``score`` for ``local/`` models).
+        reasons: ``score`` mode: a one-line reason for each claim that ends unsupported.
         rerank: Rerank the retriever's top ``rerank_depth`` by the model's P(yes) (``llm``)
             or by a sentence-transformers cross-encoder at a local path.
         rerank_depth: Candidates the reranker re-scores per question.
@@ -121,7 +128,7 @@ async def arun_job(
         loaded = loaded.limit(limit)
     session = open_session(chosen, cache=cache, client=client, embeddings=embeddings)
     needs_embedder = any(JUDGES[n].needs_embedder for n in names if n not in loaded.not_applicable)
-    options = JudgeOptions(support_probability=support_probability)
+    options = JudgeOptions(support_probability=support_probability, mode=mode, reasons=reasons)
     common: dict[str, Any] = {
         "ks": ks,
         "metrics": names,

@@ -1,0 +1,224 @@
+"""The embedded judge against human labels on whole sets: the scoring path, the generative
+path and the single-call floor, side by side (``benchmarks/calibration_local.md``).
+
+Three ways to judge faithfulness with the embedded model (``local/qwen2.5-coder-1.5b``):
+
+* ``score``: ``rag-judge calibrate --run SET --judge-mode score`` (the default for local
+  models: claims split without a model, verdicts from one-token probabilities);
+* ``generate``: ``rag-judge calibrate --run SET --judge-mode generate`` (claims, verdicts and
+  reasons written as JSON, what every earlier version did; ``--scores FILE`` takes a file from
+  another checkout instead, e.g. one from before the scoring path existed);
+* ``floor``: one P(yes) per row on the whole answer with the support prompt over the whole
+  passages, nothing else: what any design must beat.
+
+``run`` judges (resumable: every call goes through a response cache under ``--cache``) and
+writes ``results/calibration_local/<path>_<set>/scores.jsonl``; ``report`` reads whatever
+score files exist and writes the markdown with every figure's bootstrap CI, computed by
+``rag_judge.calibration`` exactly as ``rag-judge calibrate`` would. WiCE's tuning half (the
+rows ``fit_support.py`` fitted on) is reported apart from its held-out half, and both with the
+whole set; BEGIN's 400 rows are disjoint from the tuning rows.
+
+Usage::
+
+    .venv/bin/python benchmarks/calibration_local.py run --path score --set wice_dev
+    .venv/bin/python benchmarks/calibration_local.py run --path floor --set begin_dev
+    .venv/bin/python benchmarks/calibration_local.py report
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _machine import machine_info
+from fit_support import MEASURED_BEGIN, wice_half
+
+from rag_judge.calibration import read_judge_scores
+from rag_judge.calibration.report import CalibrationReport, calibrate
+from rag_judge.data.calibration_sets import CalibrationSet, load_calibration_set
+from rag_judge.jobs.calibrate import set_labels
+from rag_judge.prompts.templates import load_prompt
+from rag_judge.runtime.session import open_session
+from rag_judge.runtime.settings import load_settings
+
+OUT = Path(__file__).parent / "results" / "calibration_local"
+MARKDOWN = Path(__file__).parent / "calibration_local.md"
+MODEL = "local/qwen2.5-coder-1.5b"
+PATHS = ("score", "generate", "floor")
+SETS = {"wice_dev": None, "begin_dev": MEASURED_BEGIN}
+"""Each set and its ``--limit`` (None: every row)."""
+FIGURES = (
+    "roc_auc(value)",
+    "roc_auc(probability)",
+    "balanced_accuracy",
+    "negative_recall",
+    "cohen_kappa",
+    "expected_calibration_error(10 bins, probability)",
+)
+
+
+def folder(path: str, name: str) -> Path:
+    return OUT / f"{path}_{name}"
+
+
+def loaded(name: str) -> CalibrationSet:
+    chosen = load_calibration_set(name)
+    limit = SETS[name]
+    return chosen.limit(limit) if limit is not None else chosen
+
+
+def run_cli(path: str, name: str, cache: Path) -> None:
+    """The user's command, in a child process with its own response cache."""
+    rag_judge = Path(sys.executable).with_name("rag-judge")
+    command = [str(rag_judge), "calibrate", "--run", name, "--judge-mode", path]
+    if SETS[name] is not None:
+        command += ["--limit", str(SETS[name])]
+    command += ["--model", MODEL, "-o", str(folder(path, name))]
+    env = os.environ | {"RAG_JUDGE_CACHE_DIR": str(cache / path)}
+    started = time.time()
+    subprocess.run(command, check=True, env=env)
+    _record_run(path, name, time.time() - started)
+
+
+async def run_floor(name: str, cache: Path) -> None:
+    """One P(yes) per row: the whole answer as one claim, the whole passages."""
+    chosen = loaded(name)
+    session = open_session(load_settings({"model": MODEL}), cache=cache / "floor.sqlite")
+    out = folder("floor", name)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    lines = []
+    for index, sample in enumerate(chosen.samples, start=1):
+        prompt = load_prompt("claims/support", sample.language or "en")
+        request = prompt.request(
+            passages=list(sample.contexts or ()),
+            question=sample.question or "",
+            claim=sample.answer or "",
+        )
+        found = await session.client.yes_probability(request)
+        result: dict[str, Any] = {"status": found.status, "value": found.p_yes}
+        if found.status == "ok":
+            verdict = "supported" if (found.p_yes or 0) >= 0.5 else "not_mentioned"
+            result["claims"] = [
+                {"claim": sample.answer, "verdict": verdict, "support_probability": found.p_yes}
+            ]
+        else:
+            result |= {"value": None, "error": found.error}
+        lines.append(json.dumps({"id": sample.id, "results": {"faithfulness": result}}))
+        print(f"floor {name} {index}/{len(chosen.samples)}", flush=True)
+    (out / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _record_run("floor", name, time.time() - started)
+
+
+def _record_run(path: str, name: str, seconds: float) -> None:
+    record = folder(path, name) / "run.json"
+    info = machine_info("llama-cpp-python") | {"seconds": round(seconds, 1), "path": path}
+    record.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+
+
+def report_for(scores: Path, name: str, ids: set[str] | None) -> CalibrationReport:
+    chosen = loaded(name)
+    judge = read_judge_scores(scores, "faithfulness")
+    labels = set_labels(chosen)
+    if ids is not None:
+        from dataclasses import replace
+
+        judge = replace(judge, rows=tuple(r for r in judge.rows if r.id in ids))
+        labels = replace(labels, labels=tuple(h for h in labels.labels if h.id in ids))
+    return calibrate(judge, labels, metric="faithfulness", n_resamples=2000, seed=0)
+
+
+def _cell(report: CalibrationReport, name: str) -> str:
+    try:
+        e = report.estimate(name)
+    except KeyError:
+        return "—"
+    if e.estimate is None:
+        return "—"
+    if e.low is None or e.high is None:
+        return f"{e.estimate:.3f}"
+    return f"{e.estimate:.3f} [{e.low:.3f}, {e.high:.3f}]"
+
+
+def markdown() -> str:
+    lines = ["# The embedded judge against human labels, on whole sets", ""]
+    lines += [
+        "Written by `benchmarks/calibration_local.py report` from the score files in "
+        "`results/calibration_local/`; every figure is `rag_judge.calibration`'s, with a "
+        "percentile bootstrap 95% CI (2,000 resamples, seed 0). Faithfulness of "
+        f"`{MODEL}`; supported iff value >= 0.5.",
+        "",
+    ]
+    for name in SETS:
+        chosen = loaded(name)
+        groups: list[tuple[str, set[str] | None]] = [("all rows", None)]
+        if name == "wice_dev":
+            ids = [s.id for s in chosen.samples]
+            groups += [
+                ("held-out half (never tuned on)", {i for i in ids if wice_half(i) == "held_out"}),
+                ("tuning half", {i for i in ids if wice_half(i) == "tune"}),
+            ]
+        for title, ids in groups:
+            lines += [f"## {name}, {title}", ""]
+            head = ["path", "rows scored", *FIGURES, "machine", "s per row"]
+            lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            for path in PATHS:
+                scores = folder(path, name) / "scores.jsonl"
+                if not scores.exists():
+                    continue
+                report = report_for(scores, name, ids)
+                labelled = report.n + sum(report.unscored.values())
+                run = _run_info(path, name)
+                cells = [path, f"{report.n} of {labelled}", *(_cell(report, f) for f in FIGURES)]
+                per_row = (
+                    f"{run['seconds'] / max(1, len(chosen.samples)):.1f}"
+                    if "seconds" in run
+                    else "—"
+                )
+                lines.append("| " + " | ".join([*cells, run.get("cpu_model", "—"), per_row]) + " |")
+                if report.unscored:
+                    lines.append(f"|  | unscored: {report.unscored} |" + " |" * (len(head) - 2))
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _run_info(path: str, name: str) -> dict[str, Any]:
+    record = folder(path, name) / "run.json"
+    return json.loads(record.read_text()) if record.exists() else {}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run")
+    run.add_argument("--path", choices=PATHS, required=True)
+    run.add_argument("--set", choices=list(SETS), required=True, dest="name")
+    run.add_argument("--cache", type=Path, default=Path(".cache/calibration_local"))
+    run.add_argument("--scores", type=Path, help="generate: take this score file instead")
+    sub.add_parser("report")
+    args = parser.parse_args()
+    if args.command == "report":
+        MARKDOWN.write_text(markdown(), encoding="utf-8")
+        print(MARKDOWN.read_text(encoding="utf-8"))
+        return
+    if args.scores is not None:
+        target = folder(args.path, args.name)
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(args.scores, target / "scores.jsonl")
+        return
+    if args.path == "floor":
+        asyncio.run(run_floor(args.name, args.cache))
+    else:
+        run_cli(args.path, args.name, args.cache)
+
+
+if __name__ == "__main__":
+    main()
