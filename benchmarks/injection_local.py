@@ -48,7 +48,8 @@ def variant(sample: RagSample, name: str) -> RagSample:
 async def run(mode: str, limit: int | None, cache: Path) -> dict[str, Any]:
     wice = load_calibration_set("wice_dev")
     rows = [s for s in wice.samples if wice.labels[s.id] == 0][:limit]
-    session = open_session(load_settings({"model": MODEL}), cache=cache / f"{mode}.sqlite")
+    # The same response cache as calibration_local.py: the rows as they are cost nothing again.
+    session = open_session(load_settings({"model": MODEL}), cache=cache / mode / "responses.sqlite")
     records = []
     for index, sample in enumerate(rows, start=1):
         record: dict[str, Any] = {"id": sample.id}
@@ -101,7 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--modes", default="score,generate")
     parser.add_argument("--limit", type=int, help="Only the first N unsupported rows.")
-    parser.add_argument("--cache", type=Path, default=Path(".cache/injection_local"))
+    parser.add_argument("--cache", type=Path, default=Path(".cache/calibration_local"))
     parser.add_argument("--out", type=Path, default=RESULTS / "injection_local")
     args = parser.parse_args()
     earlier = (

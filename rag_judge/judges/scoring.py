@@ -42,10 +42,12 @@ def supported_fraction(verdicts: Sequence[ClaimVerdict]) -> float | None:
     return sum(v.verdict == "supported" for v in verdicts) / len(verdicts)
 
 
-SUPPORT_WEIGHTS: Final = (0.0, 1.0, 0.0)
-"""``(intercept, logit P(yes), coverage)`` of :func:`support_probability`, fitted by logistic
-regression on the tuning rows (``benchmarks/fit_support.py``; the figures it reports are in
-``benchmarks/calibration_local.md``)."""
+SUPPORT_WEIGHTS: Final = (-1.699, 1.299, 3.557)
+"""``(intercept, logit P(yes), coverage)`` of :func:`support_probability`: a logistic
+regression fitted on the 221 single-claim tuning rows (WiCE's tuning half and 200 BEGIN rows
+outside the 400 the quality figures use) by ``benchmarks/fit_support.py``
+(``results/fit_support.json``), for the embedded Qwen2.5-Coder-1.5B and the support prompt
+``claims/support@2``; a claim is supported at P >= 0.5."""
 
 
 def support_probability(p_model: float, covered: float) -> float:

@@ -20,6 +20,7 @@ from rag_judge.backends.types import ChatRequest
 from rag_judge.core.types import JudgeResult, RagSample
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.judges.scoring import support_probability
+from rag_judge.judges.segment import coverage
 from rag_judge.judges.work import default_mode
 
 LONG = (
@@ -83,7 +84,7 @@ def test_a_decomposition_that_loops_is_cut_at_its_first_repeat() -> None:
     assert result.status == "ok"
     assert [c.claim for c in result.claims] == [fact]
     assert result.details["cut_at_repeat"] == 39
-    assert result.value == pytest.approx(0.9)
+    assert result.value == pytest.approx(support_probability(0.9, coverage(fact, *PASSAGES)))
 
 
 def test_an_invented_claim_is_dropped_and_counted() -> None:
@@ -104,7 +105,7 @@ def test_an_empty_decomposition_keeps_the_sentence_whole() -> None:
     result, backend = judge(router('{"claims": []}', support=lambda claim: 0.7))
     assert result.status == "ok"
     assert [c.claim for c in result.claims] == [LONG]
-    assert result.value == pytest.approx(0.7)
+    assert result.value == pytest.approx(support_probability(0.7, coverage(LONG, *PASSAGES)))
     assert prompts_sent(backend) == ["claims/decompose", "claims/support"]  # plainly a statement
 
 
@@ -209,7 +210,10 @@ def test_context_recall_reads_the_passages_cumulatively_for_every_k() -> None:
 
     result, _ = judge(respond, sample=sample, metrics=("context_recall",))
     assert result.status == "ok"
-    assert result.by_k == {1: 0.2, 2: 0.9, 3: 0.9}
+    contexts = sample.contexts or ()
+    at_k = [support_probability(0.2, coverage(sample.reference or "", contexts[0]))]
+    at_k.append(support_probability(0.9, coverage(sample.reference or "", *contexts[:2])))
+    assert result.by_k == pytest.approx({1: at_k[0], 2: at_k[1], 3: at_k[1]})  # running max
     assert shown == [1, 2, 3]  # k = 1, 2, 3: each prompt extends the previous one
     assert result.claims[0].chunks == (2,)
 
