@@ -18,9 +18,13 @@ Tuning rows, disjoint from every row the quality figures are measured on:
 * BEGIN dev, labelled rows outside the 400 that ``rag-judge calibrate --run begin_dev --limit
   400`` judges, balanced over the labels.
 
+``--no-decompose`` judges the WiCE tuning rows again with no sentence decomposed (every long
+sentence one claim) and reports the AUCs with the shipped weights beside the run with it
+(``results/fit_support_no_decompose.json``): what decomposition is worth.
+
 Usage::
 
-    .venv/bin/python benchmarks/fit_support.py [--begin 200] [--cache DIR]
+    .venv/bin/python benchmarks/fit_support.py [--begin 200] [--cache FILE] [--no-decompose]
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from sklearn.model_selection import cross_val_predict
 from rag_judge.core.types import RagSample
 from rag_judge.data.calibration_sets import CalibrationSet, load_calibration_set
 from rag_judge.jobs.score.run import aevaluate
+from rag_judge.judges import segment
+from rag_judge.judges.scoring import support_probability
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings
 
@@ -166,11 +172,42 @@ def fit(records: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def shipped_auc(records: list[dict[str, Any]]) -> float:
+    """AUC of the judge's value as shipped (mean of the weighted P(supported))."""
+    scored = [r for r in records if r["status"] == "ok" and r["support"]]
+    values = [
+        statistics.fmean(support_probability(s["model"], s["coverage"]) for s in r["support"])
+        for r in scored
+    ]
+    return float(roc_auc_score([r["label"] for r in scored], values))
+
+
+def ablate(cache: Path) -> None:
+    """WiCE's tuning rows with and without decomposing long sentences."""
+    rows = [r for r in tuning_rows(0) if r[0] == "wice_dev"]
+    with_it = asyncio.run(judge(rows, cache))
+    segment.LONG_WORDS = segment.LONG_CHARS = 10**9  # no sentence is long: none is decomposed
+    without = asyncio.run(judge(rows, cache))
+    report = {
+        "rows": len(rows),
+        "decomposed_rows": sum(len(r["support"]) > 1 for r in with_it),
+        "auc_with_decomposition": shipped_auc(with_it),
+        "auc_without": shipped_auc(without),
+        "machine": machine_info(),
+    }
+    (RESULTS / "fit_support_no_decompose.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--begin", type=int, default=200, help="BEGIN tuning rows (balanced).")
     parser.add_argument("--cache", type=Path, default=Path(".cache/fit_support.sqlite"))
+    parser.add_argument("--no-decompose", action="store_true")
     args = parser.parse_args()
+    if args.no_decompose:
+        ablate(args.cache)
+        return
     rows = tuning_rows(args.begin)
     records = asyncio.run(judge(rows, args.cache))
     report = fit(records) | {"machine": machine_info()}

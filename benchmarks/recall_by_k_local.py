@@ -5,11 +5,14 @@ each, one of them the gold chunk that holds the reference answer, at ``gold_inde
 by ``context_recall`` in each mode, in process. The truth at k is 1 when the gold chunk is in
 the top k, else 0; a (sample, k) case matches when the judge's recall@k rounds to it (>= 0.5
 for the scoring path's mean P(supported)). The generative path matched in 58 of 60 cases in
-``judge_cost.py`` (over llama-cpp-python's server); this script measures both modes in one run.
+``judge_cost.py`` (over llama-cpp-python's server); this script measures both modes in one run,
+and the scoring path two ways: cumulative passages in ascending k (what rag_judge does: the
+prompt for k extends the one for k - 1) and ``score/per_passage``, each (claim, passage) on its
+own with support at k the best over passages 1..k (defined here, for the comparison only).
 
 Usage::
 
-    .venv/bin/python benchmarks/recall_by_k_local.py [--modes score,generate]
+    .venv/bin/python benchmarks/recall_by_k_local.py [--modes score,score/per_passage,generate]
 """
 
 from __future__ import annotations
@@ -24,8 +27,12 @@ from typing import Any
 
 from _machine import machine_info
 
-from rag_judge.core.types import RagSample
+from rag_judge.core.types import ClaimVerdict, RagSample
 from rag_judge.jobs.score.run import aevaluate
+from rag_judge.judges import probes
+from rag_judge.judges.scoring import support_probability
+from rag_judge.judges.segment import coverage
+from rag_judge.judges.steps import Cost, Outcome
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings
 
@@ -51,13 +58,55 @@ def load() -> list[tuple[RagSample, int]]:
     ]
 
 
+async def per_passage_by_k(
+    client: Any,
+    *,
+    passages: Any,
+    question: str | None,
+    claims: Any,
+    language: str,
+    reasons: bool = True,
+) -> Outcome[list[ClaimVerdict]]:
+    """Each (claim, passage) alone; a claim's support at k is its best over passages 1..k."""
+    cost, best, by_k = Cost(), [0.0] * len(claims), [[] for _ in claims]
+    for passage in passages:
+        for i, claim in enumerate(claims):
+            found = await probes._probe(client, [passage], question, claim, language)
+            cost += found.cost
+            if not found.ok or found.value is None:
+                return Outcome(None, found.status, found.error, cost)
+            best[i] = max(best[i], support_probability(found.value, coverage(claim, passage)))
+            by_k[i].append(best[i])
+    verdicts = [
+        ClaimVerdict(
+            claim=claim,
+            verdict="supported" if p >= probes.SUPPORTED_AT else "not_mentioned",
+            support_probability=p,
+        )
+        for claim, p in zip(claims, best, strict=True)
+    ]
+    return Outcome(verdicts, cost=cost, details={"support_by_k": by_k})
+
+
 async def run(mode: str) -> dict[str, Any]:
+    original = probes.score_claims_by_k
+    if mode == "score/per_passage":
+        probes.score_claims_by_k = per_passage_by_k  # type: ignore[assignment]
+    try:
+        return await _run(mode)
+    finally:
+        probes.score_claims_by_k = original  # type: ignore[assignment]
+
+
+async def _run(mode: str) -> dict[str, Any]:
     session = open_session(load_settings({"model": MODEL}), cache=False)
     samples = load()
     cases, seconds = [], []
     for sample, gold in samples:
         started = time.perf_counter()
-        result = await aevaluate([sample], ["context_recall"], client=session.client, mode=mode)
+        result = await aevaluate(
+            [sample], ["context_recall"], client=session.client, mode=mode.split("/")[0]
+        )
         seconds.append(time.perf_counter() - started)
         judged = result.samples[0].results["context_recall"]
         for k in range(1, len(sample.contexts or ()) + 1):
@@ -115,7 +164,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--modes", default="score,generate")
+    parser.add_argument("--modes", default="score,score/per_passage,generate")
     args = parser.parse_args()
     runs = [asyncio.run(run(mode)) for mode in args.modes.split(",")]
     report = {"machine": machine_info("llama-cpp-python"), "runs": runs}

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from rag_judge.backends.client import ModelClient
+from rag_judge.backends.client import ModelClient, parse_structured
 from rag_judge.backends.types import ChatRequest
 from rag_judge.core.types import ClaimVerdict, VerdictLabel
 from rag_judge.judges.evidence import Focused, focus
@@ -100,7 +100,7 @@ async def split_claims(
             for key, value in found.items():
                 details[key] = details.get(key, 0 if isinstance(value, int) else []) + value
             claims.extend(parts or [segment])
-    return Outcome(until_repeat(claims, limit=len(claims)), cost=cost, details=details)
+    return Outcome(list(dict.fromkeys(claims)), cost=cost, details=details)
 
 
 async def _decompose(
@@ -113,12 +113,15 @@ async def _decompose(
     request = prompt.request(
         question=fenced(question or ""), sentence=fenced(segment), max_tokens=budget
     )
-    result = await client.structured(request, ClaimSplit)
-    cost = Cost(1 + int(result.repaired), result.usage, (prompt.ref,))
+    # No repair round: a reply that does not parse keeps the segment whole, at no more cost.
+    schema = ClaimSplit.model_json_schema()
+    result = await client.chat(request.model_copy(update={"json_schema": schema}))
+    cost = Cost(1, result.usage, (prompt.ref,))
     found: dict[str, Any] = {"decomposed": 1}
-    if result.status != "ok" or result.value is None:
+    value, _ = (None, None) if result.text is None else parse_structured(result.text, ClaimSplit)
+    if result.status != "ok" or value is None:
         return [], cost, found | {"decompose_failed": 1}
-    replied = [c.strip() for c in result.value.claims if c.strip()]
+    replied = [c.strip() for c in value.claims if c.strip()]
     written = until_repeat(replied, limit=MAX_PARTS)
     parts = [c for c in written if grounded_in(c, segment, question or "")]
     found["ungrounded"] = [c for c in written if c not in parts]

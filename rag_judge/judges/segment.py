@@ -50,7 +50,7 @@ LONG_CHARS: Final = 60
 """A Chinese segment of more characters than this is long."""
 GROUNDED_SHARE: Final = 0.8
 """A model-written claim must take at least this share of its content words (English) or
-character bigrams (Chinese) from its source text."""
+characters (Chinese) from its source text."""
 
 
 def split_clauses(sentence: str) -> list[str]:
@@ -145,7 +145,7 @@ def content_units(text: str) -> list[str]:
     if is_cjk(text):
         chars = [c for c in text.lower() if c.isalnum()]
         return [a + b for a, b in itertools.pairwise(chars)] or chars
-    words = [w.lower().strip("'’.-") for w in _WORD.findall(text)]
+    words = [re.sub(r"['’]s$", "", w.lower()).strip("'’.-") for w in _WORD.findall(text)]
     return [w for w in words if w and w not in STOPWORDS]
 
 
@@ -171,8 +171,16 @@ def coverage(claim: str, *sources: str) -> float:
 
 def grounded_in(claim: str, *sources: str) -> bool:
     """Whether ``claim`` is made of its sources: at least :data:`GROUNDED_SHARE` of its content
-    units occur in them (:func:`coverage`). A claim with no content unit is not grounded."""
-    return bool(content_units(claim)) and coverage(claim, *sources) >= GROUNDED_SHARE
+    words occur in them (:func:`coverage`), or of its characters for Chinese, where a faithful
+    rewording keeps the characters but breaks character pairs. A claim with no content unit is
+    not grounded."""
+    if not content_units(claim):
+        return False
+    if is_cjk(claim):
+        have = {c for source in sources for c in source.lower() if c.isalnum()}
+        chars = [c for c in claim.lower() if c.isalnum()]
+        return sum(c in have for c in chars) >= GROUNDED_SHARE * len(chars)
+    return coverage(claim, *sources) >= GROUNDED_SHARE
 
 
 def until_repeat(items: Iterable[str], limit: int) -> list[str]:

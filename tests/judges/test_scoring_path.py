@@ -280,3 +280,20 @@ def test_the_mode_can_be_overridden_either_way() -> None:
         )
     )
     assert prompts_sent(forced) == ["claims/extract", "claims/verify"]
+
+
+def test_a_sentence_said_twice_is_one_claim_and_the_rest_are_kept() -> None:
+    repeated = RagSample(
+        id="s7",
+        question="Who was Henry Dunant?",
+        contexts=PASSAGES,
+        answer="Dunant was Swiss. He founded the Red Cross. Dunant was Swiss. He won a Nobel "
+        "Prize.",
+        language="en",
+    )
+    result, _ = judge(router("{}", support=lambda claim: 0.9), sample=repeated)
+    assert [c.claim for c in result.claims] == [
+        "Dunant was Swiss.",
+        "He founded the Red Cross.",
+        "He won a Nobel Prize.",
+    ]
