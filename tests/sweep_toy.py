@@ -73,10 +73,31 @@ def passages(request: ChatRequest) -> list[str]:
     return [m.group(2) for m in _PASSAGE.finditer(request.messages[-1].content)]
 
 
-def respond(request: ChatRequest) -> str:
-    """The scripted model, by prompt id (see the module docstring)."""
+def tagged(request: ChatRequest, name: str) -> str:
+    """The text between a scoring prompt's ``<name>`` tags."""
+    return request.messages[-1].content.split(f"<{name}>")[1].split(f"</{name}>")[0]
+
+
+def tagged_passages(request: ChatRequest) -> list[str]:
+    """The numbered passages of a scoring prompt (a passage may span lines)."""
+    text = tagged(request, "passages").strip()
+    return [p.strip() for p in re.split(r"(?:^|\n)\[\d+\] ", text) if p.strip()]
+
+
+def respond(request: ChatRequest) -> str | float:
+    """The scripted model, by prompt id (see the module docstring); in score mode the same
+    rules give one-token probabilities (0 or 1)."""
     assert request.prompt_id is not None
     prompt, user = request.prompt_id.split(".")[0], request.messages[-1].content
+    if prompt == "claims/statement":
+        return 0.0 if "know" in tagged(request, "sentence") else 1.0
+    if prompt == "claims/support":
+        word = tagged(request, "claim").rstrip(".").split()[-1]
+        return 1.0 if any(word in p for p in tagged_passages(request)) else 0.0
+    if prompt == "claims/contradict":
+        return 0.0
+    if prompt == "claims/reason":
+        return "No passage mentions it."
     if prompt == "generate/answer":
         found = [w for p in passages(request) for w in ("Paris", "Tokyo") if w in p]
         return f"The capital is {found[0]}." if found else "I do not know."

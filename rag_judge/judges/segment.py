@@ -108,7 +108,7 @@ to the evaluator, a pleasantry, a refusal): only such sentences are asked about.
 
 
 def plainly_states(sentence: str) -> bool:
-    """True when a sentence is plainly a statement to check: four words (or eight CJK
+    """True when a sentence is plainly a statement to check: three words (or four CJK
     characters) or more, and none of :data:`_DOUBTFUL`. Others go to the model's probe.
 
     >>> plainly_states("The Red Cross was founded in 1863.")
@@ -121,8 +121,8 @@ def plainly_states(sentence: str) -> bool:
     if _DOUBTFUL.search(sentence):
         return False
     if is_cjk(sentence):
-        return len(re.sub(r"\W", "", sentence)) >= 8
-    return len(_WORD.findall(sentence)) >= 4
+        return len(re.sub(r"\W", "", sentence)) >= 4
+    return len(_WORD.findall(sentence)) >= 3
 
 
 def is_cjk(text: str) -> bool:

@@ -24,6 +24,8 @@ from sweep_toy import (
     column,
     passages,
     respond,
+    tagged,
+    tagged_passages,
     toy_sweep,
 )
 
@@ -34,6 +36,7 @@ from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.sweep import run_sweep
 from rag_judge.jobs.sweep.plan import NO_REFERENCE
 from rag_judge.jobs.sweep.summary import best_k
+from rag_judge.judges import JudgeOptions
 from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import chunk_corpus, structure_aware
 from rag_judge.prompts.checks import validate_prompts
@@ -275,3 +278,26 @@ def test_cmrc_sample_with_bm25(tmp_path: Path) -> None:
     assert frame.doc_recall.notna().all()
     prompts = [r.prompt_id for r in backend.requests if r.prompt_id]
     assert all(".zh@" in p for p in prompts)
+
+
+def test_a_sweep_in_score_mode_reads_passages_in_ascending_k_and_scores_every_k() -> None:
+    """The scoring path in a sweep: the answers' claims are split without a model, each k's
+    faithfulness is one probe over its top k, context recall reads the top K cumulatively."""
+    result, backend = toy_sweep(options=JudgeOptions(mode="score"))
+    assert column(result, "q1", "faithfulness_status") == ["no_claims", "ok", "ok", "ok"]
+    assert column(result, "q2", "faithfulness_status") == ["ok"] * 4
+    recall = column(result, "q1", "context_recall")
+    assert recall[0] < 0.5 <= recall[1]  # Paris is at rank 2
+    assert recall == sorted(recall)  # never falls with k
+    prompts = [(r.prompt_id or "").split(".")[0] for r in backend.requests]
+    assert "claims/extract" not in prompts
+    assert "claims/verify" not in prompts
+    chunk_texts = {text for _, text in TEXTS.values()}
+    recall_probes = [
+        len(tagged_passages(r))
+        for r in backend.requests
+        if (r.prompt_id or "").startswith("claims/support")
+        and tagged(r, "claim") == "Paris"
+        and set(tagged_passages(r)) <= chunk_texts
+    ]
+    assert recall_probes == [1, 2, 3, 4]  # q1's reference over the top K: k = 1..K, in order
