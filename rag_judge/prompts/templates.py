@@ -10,7 +10,7 @@ scored. Each message is a template of its own: no Jinja block spans a role marke
 input text can open a new message.
 
 >>> tpl = load_prompt("claims/support", "zh")
->>> tpl.ref.startswith("claims/support.zh@1#")
+>>> tpl.ref.startswith("claims/support.zh@2#")
 True
 >>> [m.role for m in tpl.render(passages=["巴黎是法国首都。"], claim="巴黎是首都。")]
 ['system', 'user']
