@@ -83,9 +83,13 @@ def run_cli(path: str, name: str, cache: Path) -> None:
         command += ["--limit", str(SETS[name])]
     command += ["--model", MODEL, "-o", str(folder(path, name))]
     env = os.environ | {"RAG_JUDGE_CACHE_DIR": str(cache / path)}
+    marker = cache / path / f"{name}.started"
+    resumed = marker.exists()
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
     started = time.time()
     subprocess.run(command, check=True, env=env)
-    _record_run(path, name, time.time() - started)
+    _record_run(path, name, time.time() - started, resumed=resumed)
 
 
 async def run_floor(name: str, cache: Path) -> None:
@@ -118,9 +122,11 @@ async def run_floor(name: str, cache: Path) -> None:
     _record_run("floor", name, time.time() - started)
 
 
-def _record_run(path: str, name: str, seconds: float) -> None:
+def _record_run(path: str, name: str, seconds: float, *, resumed: bool = False) -> None:
+    """Machine and wall time; a run resumed from a partly filled cache has no per-row time."""
     record = folder(path, name) / "run.json"
     info = machine_info("llama-cpp-python") | {"seconds": round(seconds, 1), "path": path}
+    info["resumed_from_cache"] = resumed
     record.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
 
 
@@ -180,7 +186,9 @@ def markdown() -> str:
                 cells = [path, f"{report.n} of {labelled}", *(_cell(report, f) for f in FIGURES)]
                 per_row = (
                     f"{run['seconds'] / max(1, len(chosen.samples)):.1f}"
-                    if "seconds" in run
+                    if "seconds" in run and not run.get("resumed_from_cache")
+                    else "— (resumed)"
+                    if run.get("resumed_from_cache")
                     else "—"
                 )
                 lines.append("| " + " | ".join([*cells, run.get("cpu_model", "—"), per_row]) + " |")

@@ -12,7 +12,8 @@ input text can open a new message.
 >>> tpl = load_prompt("claims/support", "zh")
 >>> tpl.ref.startswith("claims/support.zh@2#")
 True
->>> [m.role for m in tpl.render(passages=["巴黎是法国首都。"], question="巴黎在哪里？", claim="巴黎是首都。")]
+>>> parts = tpl.render(passages=["巴黎是法国首都。"], question="巴黎在哪？", claim="巴黎是首都。")
+>>> [m.role for m in parts]
 ['system', 'user']
 """
 
