@@ -156,15 +156,12 @@ def calibrate_command(
         given |= {"--unlabelled": unlabelled, "--mapping": mapping, "--scale": scale}
         if extra := [name for name, value in given.items() if value is not None]:
             raise click.UsageError(f"--run takes the set's own scores and labels, not {extra[0]}")
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
+        from rag_judge.cli.progress import progress_step
         from rag_judge.runtime.settings import load_settings
 
         chosen = load_settings(settings)
         out = output or Path(f"calibration_{Path(run_set).name}")
-        columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
-        with Progress(*columns, TimeRemainingColumn(), console=make_console(stderr=True)) as bar:
-            task = bar.add_task("judging", total=None)
+        with progress_step("judging") as step:
             run = calibration_run.run_calibration(
                 run_set,
                 out,
@@ -172,8 +169,8 @@ def calibrate_command(
                 limit=limit,
                 settings=chosen,
                 cache=not no_cache,
-                progress=lambda _: bar.advance(task),
-                on_start=lambda n: bar.update(task, total=n),
+                progress=step.advance,
+                on_start=lambda n: step.update(total=n),
                 mode=judge_mode,
                 reasons=not no_reasons,
                 **common,

@@ -63,8 +63,7 @@ def compare_retrievers_command(
     retriever minus the first (paired bootstrap CI, randomization test, McNemar where values
     are 0/1), a breakdown by question type, and the questions left out and why.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress
-
+    from rag_judge.cli.progress import progress_steps
     from rag_judge.jobs.compare.job import run_comparison
     from rag_judge.report.retriever_tables import (
         comparison_csv,
@@ -74,15 +73,7 @@ def compare_retrievers_command(
         write_comparison,
     )
 
-    columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=make_console(stderr=True)) as bar:
-        tasks: dict[str, Any] = {}
-
-        def progress(step: str, done: int, total: int | None) -> None:
-            if step not in tasks:
-                tasks[step] = bar.add_task(step, total=total)
-            bar.update(tasks[step], completed=done, total=total)
-
+    with progress_steps() as progress:
         comparison = run_comparison(
             eval_set,
             retrievers=retrievers,

@@ -61,8 +61,7 @@ def score(
     ours (question, contexts, answer, reference). Re-running is free: finished calls come
     from the cache, so an interrupted run resumes where it stopped.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
+    from rag_judge.cli.progress import progress_step
     from rag_judge.data.samples import load_samples
     from rag_judge.jobs.score.run import evaluate
     from rag_judge.prompts.templates import prompt_languages
@@ -77,15 +76,13 @@ def score(
             err=True,
         )
     names = [m.strip() for m in metrics.split(",") if m.strip()]
-    columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TimeRemainingColumn(), console=make_console(stderr=True)) as bar:
-        task = bar.add_task("judging", total=len(samples))
+    with progress_step("judging", total=len(samples)) as step:
         result = evaluate(
             samples,
             names,
             cache=not no_cache,
             language=language,
-            progress=lambda _: bar.advance(task),
+            progress=step.advance,
             settings=chosen,
             mode=judge_mode,
             reasons=not no_reasons,

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import JUDGE_NAMES, friendly_errors, judge_mode_options, make_console
+from rag_judge.cli.common import JUDGE_NAMES, friendly_errors, judge_mode_options
 from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE
 from rag_judge.judges.work import JudgeMode
 
@@ -98,8 +98,7 @@ def sweep(
     prompt prefix), then judged; context recall for every k comes from one pass over the top
     K. Interrupted? Run the same command again: finished calls come from the cache.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
+    from rag_judge.cli.progress import progress_step
     from rag_judge.jobs.sweep.job import run_job
     from rag_judge.jobs.sweep.objective import parse_objective
     from rag_judge.jobs.sweep.plan import parse_ks
@@ -108,12 +107,10 @@ def sweep(
 
     chosen = load_settings(settings)
     cutoffs, checked = parse_ks(ks), parse_objective(objective)  # before the first model call
-    columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TimeRemainingColumn(), console=make_console(stderr=True)) as bar:
-        task = bar.add_task("building the index", total=None)
+    with progress_step("building the index") as step:
 
         def started(n_questions: int) -> None:
-            bar.update(task, description="questions swept", total=n_questions)
+            step.rename("questions swept", total=n_questions)
 
         result = run_job(
             eval_set,
@@ -131,7 +128,7 @@ def sweep(
             mode=judge_mode,
             reasons=not no_reasons,
             settings=chosen,
-            progress=lambda _: bar.advance(task),
+            progress=step.advance,
             on_start=started,
         )
     report = write_sweep_report(result, output, title=f"{eval_set} k-sweep")

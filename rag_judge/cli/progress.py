@@ -1,0 +1,107 @@
+"""One progress display for every long command: a live bar on a terminal, and on a log file
+or a CI console (where a live bar shows nothing until the end) a plain line every half minute.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TimeRemainingColumn
+
+from rag_judge.cli.common import make_console
+
+LOG_EVERY = 30.0
+"""Seconds between two plain progress lines when stderr is not a terminal."""
+
+
+@dataclass
+class Step:
+    """One counted step (``judging``, ``questions swept``): advance it, or set its total."""
+
+    bar: Progress
+    task: TaskID
+    console: Console
+    clock: Callable[[], float] = time.monotonic
+    started: float = field(default=0.0)
+    logged: float = field(default=0.0)
+
+    def __post_init__(self) -> None:
+        self.started = self.logged = self.clock()
+
+    def advance(self, _: object = None) -> None:
+        self.bar.advance(self.task)
+        self._log()
+
+    def update(self, *, completed: int | None = None, total: int | None = None) -> None:
+        """Set what is done and out of how many; ``description`` stays."""
+        self.bar.update(self.task, completed=completed, total=total)
+        self._log()
+
+    def rename(self, description: str, total: int | None) -> None:
+        self.bar.update(self.task, description=description, total=total)
+
+    def _log(self) -> None:
+        if self.console.is_terminal:
+            return
+        now = self.clock()
+        task = self.bar.tasks[self.task]
+        finished = task.total is not None and task.completed >= task.total
+        if now - self.logged < LOG_EVERY and not (finished and now - self.started >= LOG_EVERY):
+            return
+        self.logged = now
+        line = plain_line(task.description, int(task.completed), task.total, now - self.started)
+        self.console.print(line)
+
+
+def plain_line(description: str, done: int, total: float | None, elapsed: float) -> str:
+    """``judging: 12/236 (5%), 1m30s elapsed, about 28m left`` (no estimate before a total).
+
+    >>> plain_line("judging", 12, 236, 90.0)
+    'judging: 12/236 (5%), 1m30s elapsed, about 28m00s left'
+    >>> plain_line("building the index", 0, None, 31.0)
+    'building the index: 0, 31s elapsed'
+    """
+    spent = _duration(elapsed)
+    if not total:
+        return f"{description}: {done}, {spent} elapsed"
+    text = f"{description}: {done}/{int(total)} ({100 * done / total:.0f}%), {spent} elapsed"
+    if 0 < done < total:
+        text += f", about {_duration(elapsed * (total - done) / done)} left"
+    return text
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+@contextmanager
+def progress_step(description: str, total: int | None = None) -> Iterator[Step]:
+    """A bar on stderr with one step; yields the :class:`Step` the job's callbacks drive."""
+    console = make_console(stderr=True)
+    columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeRemainingColumn(), console=console) as bar:
+        yield Step(bar, bar.add_task(description, total=total), console)
+
+
+@contextmanager
+def progress_steps() -> Iterator[Callable[[str, int, int | None], None]]:
+    """A bar per named step, created when the step first reports ``(step, done, total)``."""
+    console = make_console(stderr=True)
+    columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=console) as bar:
+        steps: dict[str, Step] = {}
+
+        def report(step: str, done: int, total: int | None) -> None:
+            if step not in steps:
+                steps[step] = Step(bar, bar.add_task(step, total=total), console)
+            steps[step].update(completed=done, total=total)
+
+        yield report

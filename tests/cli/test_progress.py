@@ -1,0 +1,67 @@
+"""The progress display on a log file: a plain line every half minute, none for a quick run."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.progress import Progress
+
+from rag_judge.cli.progress import LOG_EVERY, Step
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _step(total: int | None) -> tuple[Step, io.StringIO, Clock]:
+    out, clock = io.StringIO(), Clock()
+    console = Console(file=out, force_terminal=False, width=200)
+    bar = Progress(console=console, disable=True)
+    return Step(bar, bar.add_task("judging", total=total), console, clock=clock), out, clock
+
+
+def test_a_quick_run_prints_no_plain_line() -> None:
+    step, out, clock = _step(3)
+    for _ in range(3):
+        clock.now += 1
+        step.advance()
+    assert out.getvalue() == ""
+
+
+def test_a_long_run_prints_a_line_every_half_minute_and_at_the_end() -> None:
+    step, out, clock = _step(4)
+    for _ in range(4):
+        clock.now += LOG_EVERY / 2 + 1
+        step.advance()
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "judging: 2/4 (50%), 32s elapsed, about 32s left",
+        "judging: 4/4 (100%), 1m04s elapsed",
+    ]
+
+
+def test_a_total_set_late_is_used() -> None:
+    step, out, clock = _step(None)
+    clock.now = LOG_EVERY + 1
+    step.update(total=10)
+    clock.now += LOG_EVERY + 1
+    step.advance()
+    assert out.getvalue().splitlines() == [
+        "judging: 0/10 (0%), 31s elapsed",
+        "judging: 1/10 (10%), 1m02s elapsed, about 9m18s left",
+    ]
+
+
+def test_a_terminal_gets_the_bar_not_lines() -> None:
+    out, clock = io.StringIO(), Clock()
+    console = Console(file=out, force_terminal=True, width=200)
+    bar = Progress(console=console, disable=True)
+    step = Step(bar, bar.add_task("judging", total=2), console, clock=clock)
+    clock.now = 100
+    step.advance()
+    assert out.getvalue() == ""
