@@ -54,6 +54,31 @@ def fake_vector(text: str, dim: int = EMBED_DIM) -> list[float]:
     return [(digest[i] - 128) / 128.0 for i in range(dim)]
 
 
+LLAMA_CPP_PYTHON_JSON_SCHEMA_500 = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be "
+    "'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]\n"
+    "    For further information visit https://errors.pydantic.dev/2.14/v/literal_error"
+)
+"""What llama-cpp-python 0.3.36's server answers to ``response_format: json_schema``, with HTTP
+500 and type ``internal_server_error`` (its ``RouteErrorHandler`` wraps the pydantic error of
+``CreateChatCompletionRequest``; the text is that error's, produced with the installed
+package)."""
+
+FAILURE_SHAPES: dict[str, tuple[int, str, str]] = {
+    "llama_cpp_python_json_schema": (
+        500,
+        LLAMA_CPP_PYTHON_JSON_SCHEMA_500,
+        "internal_server_error",
+    ),
+    "rejects_json_schema_400": (
+        400,
+        "Invalid value for 'response_format.type': 'json_schema' is not supported",
+        "invalid_request_error",
+    ),
+}
+"""Named failure shapes of real servers: behaviour name -> (status, error message, type)."""
+
+
 class FakeOpenAIServer:
     """The server plus its knobs; ``calls``, ``total_calls`` and ``requests`` are the record."""
 
@@ -165,6 +190,10 @@ class FakeOpenAIServer:
         elif behaviour == "401":  # like real APIs, echo the key back: backends must redact it
             key = headers.get("authorization", "").removeprefix("Bearer ")
             return _error(401, f"Incorrect API key provided: {key}")
+        elif behaviour in FAILURE_SHAPES:
+            status, message, kind = FAILURE_SHAPES[behaviour]
+            error = {"message": message, "type": kind, "param": None, "code": None}
+            return status, {}, _json({"error": error})
         elif behaviour.isdigit():
             return _error(int(behaviour), f"scripted status {behaviour}")
         if path == "/v1/embeddings":

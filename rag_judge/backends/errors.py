@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rag_judge.core.errors import RagJudgeError
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -40,9 +42,39 @@ class BackendUnavailable(RagJudgeError):
     """A backend that cannot be used here: package not installed, no key, no weights."""
 
 
-def classify_status(status_code: int | None) -> bool:
-    """True when an HTTP status (None: no response at all) is worth retrying."""
-    return status_code is None or status_code in TRANSIENT_STATUS
+_REQUEST_FIELDS = re.compile(r"\b(response_format|json_schema|json_object|top_logprobs|logprobs)\b")
+"""Request fields a server may refuse; an error naming one is about the request, not the load."""
+
+
+def names_request_field(message: str) -> bool:
+    """True when an error message names a field of the request (``response_format`` ...)."""
+    return _REQUEST_FIELDS.search(message) is not None
+
+
+def classify_status(status_code: int | None, message: str = "") -> bool:
+    """True when an HTTP status (None: no response at all) is worth retrying.
+
+    A 5xx whose message names one of the request's own fields is not: llama-cpp-python's
+    server answers ``response_format: json_schema`` with a 500 quoting its validation error,
+    and sending the same request again gets the same 500.
+
+    >>> classify_status(500), classify_status(500, "response_format.type: Input should be ...")
+    (True, False)
+    """
+    if status_code is None:
+        return True
+    if status_code >= 500 and names_request_field(message):
+        return False
+    return status_code in TRANSIENT_STATUS
+
+
+def format_rejected(error: BackendError) -> bool:
+    """True when a server refused the request's ``response_format`` (any 4xx or 5xx that names
+    it: 400 from llama.cpp's ``llama-server``, 422 from vLLM, 500 from llama-cpp-python's)."""
+    status = error.status_code
+    text = str(error)
+    named = "response_format" in text or "json_schema" in text
+    return status is not None and 400 <= status < 600 and named
 
 
 def parse_retry_after(value: str | None) -> float | None:

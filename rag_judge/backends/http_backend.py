@@ -29,7 +29,6 @@ from rag_judge.backends.errors import (
 )
 from rag_judge.backends.openai_backend import (
     DEFAULT_BASE_URL,
-    REJECTED_FORMAT_STATUSES,
     TOP_LOGPROBS,
     chat_messages,
     checked_reply,
@@ -37,8 +36,8 @@ from rag_judge.backends.openai_backend import (
     no_logprobs,
     ordered_vectors,
     redact,
-    response_format,
     retry_after_of,
+    send_structured,
     yes_share,
 )
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
@@ -227,9 +226,10 @@ class _HTTPBase:
         headers_only = aiohttp.ClientResponseError(
             response.request_info, response.history, status=status, headers=response.headers
         )
+        message = _error_message(raw)
         return self._error(
-            f"HTTP error: {status} {_error_message(raw)}",
-            transient=classify_status(status),
+            f"HTTP error: {status} {message}",
+            transient=classify_status(status, message),
             status_code=status,
             retry_after=retry_after_of(headers_only),
         )
@@ -261,8 +261,7 @@ class HTTPChat(_HTTPBase):
     (``name``: ``openai-compatible/<model>``)."""
 
     json_mode: str = "json_schema"
-    """``json_schema`` (OpenAI's form) or ``json_object`` + schema (llama.cpp's server);
-    switched once, automatically, when a server rejects the first."""
+    """How a JSON schema is sent (``openai_backend.send_structured``)."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion; a JSON schema on the request becomes ``response_format``."""
@@ -272,17 +271,13 @@ class HTTPChat(_HTTPBase):
         schema = request.json_schema
         if schema is None:
             return _chat_reply(await self._post("/chat/completions", payload))
-        mode = self.json_mode
-        try:
-            payload["response_format"] = response_format(schema, mode)
-            return _chat_reply(await self._post("/chat/completions", payload))
-        except BackendError as error:
-            if mode != "json_schema" or error.status_code not in REJECTED_FORMAT_STATUSES:
-                raise
-            payload["response_format"] = response_format(schema, "json_object")
-            reply = _chat_reply(await self._post("/chat/completions", payload))
-            self.json_mode = "json_object"  # this server takes the other form: keep using it
-            return reply
+
+        async def send(form: dict[str, Any]) -> ChatResponse:
+            return _chat_reply(
+                await self._post("/chat/completions", payload | {"response_format": form})
+            )
+
+        return await send_structured(self, schema, send)
 
     async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
         """P(yes) over P(yes) + P(no) from the top log-probabilities of the first reply token."""

@@ -19,7 +19,7 @@ from rag_judge.backends.openai_backend import (
     chat_messages,
     chat_response,
     ordered_vectors,
-    response_format,
+    send_structured,
     to_backend_error,
     usage_of,
     yes_no_response,
@@ -88,6 +88,9 @@ class _LiteLLMBase:
 class LiteLLMChat(_LiteLLMBase):
     """A chat model through ``litellm.acompletion`` (``name``: ``litellm/<provider>/<model>``)."""
 
+    json_mode: str = "json_schema"
+    """How a JSON schema is sent (``openai_backend.send_structured``)."""
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One completion; a JSON schema on the request becomes ``response_format``."""
         options: dict[str, Any] = {"temperature": request.temperature}
@@ -95,15 +98,20 @@ class LiteLLMChat(_LiteLLMBase):
             options["max_tokens"] = request.max_tokens
         if request.seed is not None:
             options["seed"] = request.seed
-        if request.json_schema is not None:
-            options["response_format"] = response_format(request.json_schema)
-        try:
-            completion = await self._litellm.acompletion(
-                messages=chat_messages(request), **options, **self._common()
-            )
-        except Exception as error:
-            raise self._error(error) from None  # the cause may quote the key
-        return chat_response(completion)
+
+        async def send(form: dict[str, Any] | None) -> ChatResponse:
+            extra = {} if form is None else {"response_format": form}
+            try:
+                completion = await self._litellm.acompletion(
+                    messages=chat_messages(request), **options, **extra, **self._common()
+                )
+            except Exception as error:
+                raise self._error(error) from None  # the cause may quote the key
+            return chat_response(completion)
+
+        if request.json_schema is None:
+            return await send(None)
+        return await send_structured(self, request.json_schema, send)
 
     async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
         """P(yes) over P(yes) + P(no) from the first token's top log-probabilities."""

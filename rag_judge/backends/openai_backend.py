@@ -14,8 +14,8 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rag_judge.backends.errors import (
     BackendError,
@@ -23,6 +23,7 @@ from rag_judge.backends.errors import (
     BackendTimeout,
     BackendUnavailable,
     classify_status,
+    format_rejected,
     parse_retry_after,
 )
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
@@ -105,24 +106,14 @@ class OpenAIChat(_OpenAIBase):
     """A chat model behind the OpenAI chat-completions API (``name``: ``openai/<model>``)."""
 
     json_mode: str = "json_schema"
-    """How a JSON schema is sent: OpenAI's ``json_schema``, or ``json_object`` with a
-    ``schema`` key (llama.cpp's server and other OpenAI-compatible servers that refuse the
-    former); switched once, automatically, when a server rejects ``json_schema``."""
+    """How a JSON schema is sent (see :func:`send_structured`)."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion; a JSON schema on the request becomes ``response_format``."""
         schema = request.json_schema
         if schema is None:
             return await self._create(request, None)
-        mode = self.json_mode
-        try:
-            return await self._create(request, response_format(schema, mode))
-        except BackendError as error:
-            if mode != "json_schema" or error.status_code not in REJECTED_FORMAT_STATUSES:
-                raise
-            reply = await self._create(request, response_format(schema, "json_object"))
-            self.json_mode = "json_object"  # this server takes the other form: keep using it
-            return reply
+        return await send_structured(self, schema, lambda form: self._create(request, form))
 
     async def _create(
         self, request: ChatRequest, output_format: dict[str, Any] | None
@@ -188,8 +179,30 @@ def chat_messages(request: ChatRequest) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in request.messages]
 
 
-REJECTED_FORMAT_STATUSES = (400, 422)
-"""HTTP statuses with which OpenAI-compatible servers refuse a ``response_format`` they lack."""
+class JsonModed(Protocol):
+    """A chat backend that remembers how its endpoint takes a JSON schema."""
+
+    json_mode: str
+
+
+async def send_structured(
+    backend: JsonModed,
+    schema: Mapping[str, Any],
+    send: Callable[[dict[str, Any]], Awaitable[ChatResponse]],
+) -> ChatResponse:
+    """Send with ``response_format`` in the backend's ``json_mode``: OpenAI's ``json_schema``
+    first; a server that refuses it by name (:func:`format_rejected`, whatever the status) gets
+    ``json_object`` with the schema, and so does every later call to this backend (one backend
+    per endpoint, so the choice is remembered per endpoint)."""
+    mode = backend.json_mode
+    try:
+        return await send(response_format(schema, mode))
+    except BackendError as error:
+        if mode != "json_schema" or not format_rejected(error):
+            raise
+    reply = await send(response_format(schema, "json_object"))
+    backend.json_mode = "json_object"  # this server takes the other form: keep using it
+    return reply
 
 
 def response_format(schema: Mapping[str, Any], mode: str = "json_schema") -> dict[str, Any]:
@@ -313,7 +326,7 @@ def to_backend_error(
     elif isinstance(error, openai.APIResponseValidationError | json.JSONDecodeError):
         transient, what = True, "malformed response body"
     elif status is not None:
-        transient, what = classify_status(status), "HTTP error"
+        transient, what = classify_status(status, str(error)), "HTTP error"
     else:
         transient, what = False, "unexpected error"
     detail = redact(f"{type(error).__name__}: {error}", secrets)[:_MAX_ERROR_CHARS]

@@ -1,5 +1,6 @@
-"""Servers that refuse OpenAI's ``json_schema`` response format (llama.cpp's server does) get
-``json_object`` with the schema instead, switched once, over real HTTP."""
+"""Servers that refuse OpenAI's ``json_schema`` response format (llama.cpp's servers do, with
+400 or, llama-cpp-python's, 500) get ``json_object`` with the schema instead, switched once,
+over real HTTP, on every backend; a 5xx that names the request's fields is never retried."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ import asyncio
 from typing import Any
 
 import pytest
-from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
+from fake_openai_server import (  # noqa: F401
+    LLAMA_CPP_PYTHON_JSON_SCHEMA_500,
+    FakeOpenAIServer,
+    fake_openai,
+)
 from pydantic import BaseModel
 
-from rag_judge.backends.client import ModelClient
+from rag_judge.backends.client import CallPolicy, ModelClient
+from rag_judge.backends.errors import BackendError, classify_status, format_rejected
 from rag_judge.backends.http_backend import HTTPChat
+from rag_judge.backends.litellm_backend import LiteLLMChat
 from rag_judge.backends.openai_backend import OpenAIChat
 from rag_judge.backends.types import ChatRequest
 
@@ -21,21 +28,34 @@ class City(BaseModel):
 
 
 def refuse_json_schema(body: dict[str, Any]) -> str | None:
-    return "400" if (body.get("response_format") or {}).get("type") == "json_schema" else None
+    wants_schema = (body.get("response_format") or {}).get("type") == "json_schema"
+    return "rejects_json_schema_400" if wants_schema else None
 
 
-BACKENDS = [OpenAIChat, HTTPChat]
+def refuse_like_llama_cpp_python(body: dict[str, Any]) -> str | None:
+    wants_schema = (body.get("response_format") or {}).get("type") == "json_schema"
+    return "llama_cpp_python_json_schema" if wants_schema else None
 
 
+def _litellm(model: str, *, base_url: str, api_key: str) -> LiteLLMChat:
+    return LiteLLMChat(f"openai/{model}", api_base=base_url, api_key=api_key)
+
+
+BACKENDS = [OpenAIChat, HTTPChat, _litellm]
+FAST = CallPolicy(concurrency=2, timeout=10.0, max_attempts=3, initial_wait=0.001, max_wait=0.01)
+
+
+@pytest.mark.parametrize("refuse", [refuse_json_schema, refuse_like_llama_cpp_python])
 @pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
 def test_falls_back_to_json_object_once(
     make: Any,
+    refuse: Any,
     fake_openai: FakeOpenAIServer,  # noqa: F811
 ) -> None:
     fake_openai.respond = lambda body: '{"city": "Paris"}'
-    fake_openai.fail_when = refuse_json_schema
+    fake_openai.fail_when = refuse
     backend = make("m", base_url=fake_openai.base_url, api_key="k")
-    client = ModelClient(backend)
+    client = ModelClient(backend, policy=FAST)
 
     async def two_calls() -> list[Any]:
         return [
@@ -64,3 +84,46 @@ def test_a_server_that_takes_json_schema_keeps_it(
     assert result.status == "ok"
     assert backend.json_mode == "json_schema"
     assert fake_openai.total_calls == 1
+
+
+@pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
+def test_a_500_naming_the_request_is_not_retried(
+    make: Any,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+) -> None:
+    """Without a schema nothing falls back: the 500 is recorded after one attempt, not three."""
+    fake_openai.default_behaviour = "llama_cpp_python_json_schema"
+    backend = make("m", base_url=fake_openai.base_url, api_key="k")
+    result = asyncio.run(ModelClient(backend, policy=FAST).chat(ChatRequest.of(("user", "?"))))
+    assert result.status == "backend_error"
+    assert "response_format" in (result.error or "")
+    assert fake_openai.total_calls == 1
+
+
+@pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
+def test_a_plain_500_is_still_retried(
+    make: Any,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+) -> None:
+    fake_openai.respond = lambda body: "fine"
+    fake_openai.script("500")
+    backend = make("m", base_url=fake_openai.base_url, api_key="k")
+    result = asyncio.run(ModelClient(backend, policy=FAST).chat(ChatRequest.of(("user", "?"))))
+    assert result.status == "ok"
+    assert fake_openai.total_calls == 2
+
+
+def test_what_counts_as_a_refused_format() -> None:
+    def error(status: int | None, text: str) -> BackendError:
+        return BackendError(text, transient=False, status_code=status)
+
+    assert format_rejected(error(500, LLAMA_CPP_PYTHON_JSON_SCHEMA_500))
+    assert format_rejected(error(400, "response_format.type json_schema is not supported"))
+    assert format_rejected(error(422, "Unsupported: json_schema"))
+    assert not format_rejected(error(500, "CUDA out of memory"))
+    assert not format_rejected(error(None, "connection reset; response_format"))
+    assert not format_rejected(error(429, "rate limited"))  # no field named
+    assert not format_rejected(error(400, "maximum context length exceeded"))
+    assert classify_status(503)
+    assert not classify_status(503, "logprobs are not supported")
+    assert not classify_status(400)
