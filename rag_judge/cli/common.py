@@ -52,6 +52,14 @@ def judge_mode_options(command: F) -> F:
     )(command)
 
 
+def metric_names(text: str) -> list[str]:
+    """The judges named in a ``--metrics`` value; an empty list is a usage error, not a no-op."""
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise click.UsageError(f"--metrics names no judge; known: {', '.join(JUDGE_NAMES)}")
+    return names
+
+
 def echo_cost(ledger: Ledger) -> None:
     """What each model cost, on stderr: calls, cache hits, tokens (or why unknown), spend."""
     for model in ledger.models:

@@ -14,6 +14,7 @@ from rag_judge.cli.common import (
     friendly_errors,
     judge_mode_options,
     make_console,
+    metric_names,
 )
 from rag_judge.judges import DEFAULT_METRICS
 from rag_judge.judges.work import JudgeMode
@@ -65,9 +66,14 @@ def score(
     from rag_judge.data.samples import load_samples
     from rag_judge.jobs.score.run import evaluate
     from rag_judge.prompts.templates import prompt_languages
+    from rag_judge.runtime.outputs import check_output_file, check_output_folder
     from rag_judge.runtime.settings import load_settings
 
     chosen = load_settings(settings)
+    names = metric_names(metrics)
+    check_output_file(output, inputs=[input_path])
+    if not no_cache:
+        check_output_folder(chosen.cache_dir, what="cache directory")
     samples = load_samples(input_path, limit=limit)
     if language is not None and language not in (have := prompt_languages()):
         click.echo(
@@ -75,7 +81,6 @@ def score(
             "prompts are used, and each result records prompt_language=en",
             err=True,
         )
-    names = [m.strip() for m in metrics.split(",") if m.strip()]
     with progress_step("judging", total=len(samples)) as step:
         result = evaluate(
             samples,

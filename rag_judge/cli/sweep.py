@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import JUDGE_NAMES, friendly_errors, judge_mode_options
+from rag_judge.cli.common import JUDGE_NAMES, friendly_errors, judge_mode_options, metric_names
 from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE
 from rag_judge.judges.work import JudgeMode
 
@@ -103,10 +103,15 @@ def sweep(
     from rag_judge.jobs.sweep.objective import parse_objective
     from rag_judge.jobs.sweep.plan import parse_ks
     from rag_judge.report.sweep_report import write_sweep_report
+    from rag_judge.runtime.outputs import check_output_folder
     from rag_judge.runtime.settings import load_settings
 
     chosen = load_settings(settings)
     cutoffs, checked = parse_ks(ks), parse_objective(objective)  # before the first model call
+    names = metric_names(metrics)
+    check_output_folder(output)
+    if not no_cache:
+        check_output_folder(chosen.cache_dir, what="cache directory")
     with progress_step("building the index") as step:
 
         def started(n_questions: int) -> None:
@@ -120,7 +125,7 @@ def sweep(
             rag=rag,
             ks=cutoffs,
             limit=limit,
-            metrics=[m.strip() for m in metrics.split(",") if m.strip()],
+            metrics=names,
             objective=checked,
             embeddings=embeddings,
             cache=not no_cache,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rag_judge.core.errors import InputError
+from rag_judge.core.text_files import read_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,19 +100,6 @@ def _open_file(path: Path) -> tuple[str, Iterator[Row]]:
     if suffix == ".json":
         return name, _json_rows(text, name)
     return name, _delimited_rows(text, name, "\t" if suffix == ".tsv" else ",")
-
-
-def read_text(path: str | os.PathLike[str]) -> str:
-    """A UTF-8 file's text (a leading BOM dropped: spreadsheets write one)."""
-    source = str(path)
-    try:
-        return Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", source=source) from None
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", source=source) from None
 
 
 def text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[Where, str]]:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rag_judge.core.errors import InputError
+from rag_judge.core.text_files import read_text
 from rag_judge.retrieval.frames import FILE_SUFFIX, qrels_from_frame, run_from_frame
 from rag_judge.retrieval.ranking import RunEntry, rank_documents
 
@@ -26,7 +27,7 @@ RunDict = dict[str, dict[str, float]] | dict[str, list[str]]
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """Qrels from a TREC qrels file, a CSV/TSV with a header, or JSON ``{qid: {doc: grade}}``."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     if path.suffix.lower() == ".json":
         return _qrels_from_json(text, str(path))
     first = _first_data_line(text)
@@ -38,7 +39,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 def read_run(path: str | Path) -> RunDict:
     """A run from a TREC run file, a CSV/TSV with a header, or JSON (scores or ranked lists)."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     if path.suffix.lower() == ".json":
         return _run_from_json(text, str(path))
     first = _first_data_line(text)
@@ -65,17 +66,6 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | Path) -> Non
         f"{qid} 0 {doc} {grade}\n" for qid in sorted(qrels) for doc, grade in qrels[qid].items()
     ]
     Path(path).write_text("".join(lines), encoding="utf-8")
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", source=str(path)) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text ({error.reason})", source=str(path)) from None
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror}", source=str(path)) from None
 
 
 def _data_lines(text: str) -> list[tuple[int, list[str]]]:

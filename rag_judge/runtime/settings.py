@@ -108,22 +108,41 @@ def _read_config(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"invalid TOML: {error}", source=str(path)) from None
+    if (secret := _secret_key(data)) is not None:
+        raise InputError(
+            "API keys are read from the environment only (e.g. OPENAI_API_KEY), "
+            "never from a config file",
+            source=str(path),
+            field=secret,
+        )
     table = data.get("rag_judge", data)
+    if table is not data:
+        loose = [k for k, v in data.items() if k != "rag_judge" and not isinstance(v, dict)]
+        if loose:
+            raise InputError(
+                "settings go in the [rag_judge] table, not above it",
+                source=str(path),
+                field=loose[0],
+            )
     out: dict[str, Any] = {}
     for name, value in table.items():
-        if any(word in name.lower() for word in _SECRET_WORDS):
-            raise InputError(
-                "API keys are read from the environment only (e.g. OPENAI_API_KEY), "
-                "never from a config file",
-                source=str(path),
-                field=name,
-            )
         if name not in _FIELDS:
             raise InputError(
                 f"unknown setting; known: {', '.join(_FIELDS)}", source=str(path), field=name
             )
         out[name] = _convert(name, value, source=str(path))
     return out
+
+
+def _secret_key(table: Mapping[str, Any], prefix: str = "") -> str | None:
+    """The dotted name of the first key anywhere in the file that looks like a secret."""
+    for name, value in table.items():
+        dotted = f"{prefix}{name}"
+        if any(word in name.lower() for word in _SECRET_WORDS):
+            return dotted
+        if isinstance(value, Mapping) and (found := _secret_key(value, dotted + ".")) is not None:
+            return found
+    return None
 
 
 def _convert(name: str, value: Any, *, source: str) -> Any:

@@ -137,3 +137,43 @@ def test_unknown_metric_and_bad_rows_are_clear_errors(
     assert run.exit_code == 2
     assert "bad.jsonl:1" in run.output
     assert "contexts" in run.output
+
+
+def test_the_output_never_overwrites_the_input(tmp_path: Path, served: FakeOpenAIServer) -> None:
+    data = tmp_path / "rows.jsonl"
+    score(tmp_path, served)  # writes rows.jsonl
+    before = data.read_text(encoding="utf-8")
+    run = score(tmp_path, served, "-o", str(data), "--limit", "1")
+    assert run.exit_code == 2
+    assert "would overwrite the input" in run.output
+    assert data.read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize("where", ["a_folder", "under_a_file", "cache_under_a_file"])
+def test_a_path_that_cannot_be_written_fails_before_any_model_call(
+    tmp_path: Path, served: FakeOpenAIServer, where: str
+) -> None:
+    (tmp_path / "a_file").write_text("x", encoding="utf-8")
+    (tmp_path / "a_folder").mkdir()
+    output = {
+        "a_folder": tmp_path / "a_folder",
+        "under_a_file": tmp_path / "a_file" / "out.jsonl",
+        "cache_under_a_file": tmp_path / "out.jsonl",
+    }[where]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    cache = tmp_path / "a_file" / "cache" if where == "cache_under_a_file" else tmp_path / "c"
+    args = ["score", str(data), "-o", str(output), "--model", "openai/judge"]
+    args += ["--embeddings", "openai/embed", "--base-url", served.base_url]
+    run = CliRunner().invoke(main, args, env={"RAG_JUDGE_CACHE_DIR": str(cache)})
+    assert run.exit_code == 2, run.output
+    assert "error: " in run.output.lower()  # ours, or click's for a folder given as a file
+    assert "Traceback" not in run.output
+    assert served.total_calls == 0
+
+
+def test_an_empty_metric_list_is_a_usage_error(tmp_path: Path, served: FakeOpenAIServer) -> None:
+    run = score(tmp_path, served, "--metrics", " , ")
+    assert run.exit_code == 2
+    assert "--metrics names no judge" in run.output
+    assert served.total_calls == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
-from sweep_toy import CHUNKS, TOY, FixedRetriever, respond
+from sweep_toy import CHUNKS, TEXTS, TOY, FixedRetriever, respond
 
 from rag_judge.backends import ModelClient, ResponseCache
 from rag_judge.backends.client import CallPolicy
@@ -20,8 +21,12 @@ from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
 from rag_judge.backends.types import ChatRequest
 from rag_judge.cli import main
 from rag_judge.core.errors import InputError
+from rag_judge.core.types import Document
 from rag_judge.jobs.sweep import run_sweep
+from rag_judge.jobs.sweep.job import run_job
+from rag_judge.jobs.sweep.objective import parse_objective
 from rag_judge.jobs.sweep.plan import parse_ks
+from rag_judge.runtime.settings import load_settings
 
 
 class Killed(BaseException):
@@ -193,6 +198,35 @@ def test_a_typo_in_the_objective_fails_before_any_model_call(
     assert not (tmp_path / "cache").exists()  # not even an index was built
 
 
+def test_ks_beyond_the_index_or_the_limit_fail_before_any_model_call(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    run = run_cli(tmp_path, served, "--ks", "1-100000000")
+    assert run.exit_code == 2
+    assert "ks must be at most 1000" in run.output
+    assert served.total_calls == 0
+
+
+def test_a_k_beyond_the_index_fails_before_any_model_call(tmp_path: Path) -> None:
+    documents = tuple(Document(chunk, text) for chunk, (_, text) in TEXTS.items())
+    toy = dataclasses.replace(TOY, documents=documents)
+    backend = ScriptedBackend(respond=respond)
+    settings = load_settings({"cache_dir": str(tmp_path)}, env={}, config_path=None)
+    with pytest.raises(InputError, match=r"k=9 is more than the \d chunks in the index"):
+        run_job(toy, ks=range(1, 10), client=ModelClient(backend), cache=False, settings=settings)
+    assert backend.requests == []
+
+
+def test_an_output_folder_that_is_a_file_fails_before_any_model_call(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    run = run_cli(tmp_path, served, "-o", str(tmp_path / "taken"))
+    assert run.exit_code == 2
+    assert "must be a folder" in run.output or "is a file" in run.output
+    assert served.total_calls == 0
+
+
 def test_run_sweep_checks_the_objective_before_it_calls_the_model() -> None:
     backend = ScriptedBackend(respond=respond)
     with pytest.raises(InputError, match="unknown metric 'doc_ndgc'"):
@@ -216,7 +250,13 @@ def test_parse_ks(text: str, ks: tuple[int, ...]) -> None:
     assert parse_ks(text) == ks
 
 
-@pytest.mark.parametrize("text", ["", "0", "a", "2-", "4-2", "1,,2", "-3"])
+def test_an_empty_objective_is_an_error_not_the_default() -> None:
+    with pytest.raises(InputError, match="the objective is empty"):
+        parse_objective("  ")
+    assert parse_objective(None) == "faithfulness*completeness"
+
+
+@pytest.mark.parametrize("text", ["", "0", "a", "2-", "4-2", "1,,2", "-3", "1-1001"])
 def test_parse_ks_refuses_what_is_not_a_list_of_ks(text: str) -> None:
     with pytest.raises(InputError):
         parse_ks(text)

@@ -85,3 +85,26 @@ def test_unreadable_files(tmp_path: Path) -> None:
         read_qrels(tmp_path / "bin.txt")
     with pytest.raises(InputError, match=r"bad\.json:1.*invalid JSON"):
         read_run(_write(tmp_path, "bad.json", "{not json"))
+
+
+BOM = "\ufeff"
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_query_id(tmp_path: Path) -> None:
+    """Windows editors and spreadsheets start files with a BOM: the scores must not change."""
+    qrels = _write(tmp_path, "qb.txt", BOM + "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+    run = _write(tmp_path, "rb.txt", BOM + "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d3 1 1.0 t\n")
+    assert set(read_qrels(qrels)) == {"q1", "q2"}
+    assert set(read_run(run)) == {"q1", "q2"}
+    per_query = evaluate(read_qrels(qrels), read_run(run), ["mrr"]).per_query()
+    assert per_query["q1"]["mrr"] == 1.0
+
+
+def test_a_delimited_file_with_a_byte_order_mark_reads_its_header(tmp_path: Path) -> None:
+    qrels = _write(tmp_path, "q.csv", BOM + "query_id,doc_id,relevance\nq1,d1,1\n")
+    assert read_qrels(qrels) == {"q1": {"d1": 1}}
+
+
+def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="is a directory"):
+        read_qrels(tmp_path)

@@ -34,6 +34,10 @@ def test_precedence(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ('api_key = "sk-123"', "environment only"),
+        ('api_key = "sk-123"\n[rag_judge]\nmodel = "local/x"', "field .api_key.: API keys"),
+        ('[rag_judge]\nmodel = "local/x"\n[openai]\napi_key = "sk-1"', "openai.api_key"),
+        ('[tool.other]\nsecret_token = "x"', "tool.other.secret_token"),
+        ('model = "local/x"\n[rag_judge]\ntimeout = 3', "in the \\[rag_judge\\] table"),
         ('colour = "blue"', "unknown setting"),
         ("concurrency = -2", "must be positive"),
         ("model = [", "invalid TOML"),

@@ -19,6 +19,7 @@ from rag_judge.backends.client import ModelClient
 from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.sweep.objective import parse_objective
+from rag_judge.jobs.sweep.plan import check_ks_fit
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.run import Progress, run_sweep
 from rag_judge.judges import DEFAULT_METRICS, JUDGES, JudgeOptions, get_judges
@@ -118,6 +119,7 @@ async def arun_job(
         on_start: Called with the number of questions once the RAG is built.
     """
     objective = parse_objective(objective)
+    ks = tuple(ks)
     names = tuple(metrics)
     get_judges(names)  # an unknown name fails now, before an index is built
     chosen = settings or load_settings(
@@ -146,6 +148,7 @@ async def arun_job(
             loaded, rag=load_external_rag(rag), client=session.client, embedder=embedder, **common
         )
     built = await build_rag(loaded, session, retriever=retriever, needs_embedder=needs_embedder)
+    check_ks_fit(ks, len(built.chunks))
     under_test = built.retriever
     if rerank is not None:
         from rag_judge.pipeline.rerank import RerankedRetriever, reranker_from_spec

@@ -56,6 +56,11 @@ def parse_objective(objective: str | None) -> str:
     Raises:
         InputError: a name that is no judge and no ``doc_*``/``text_*`` measure (a typo).
     """
+    if objective is not None and not objective.strip():
+        raise InputError(
+            f"the objective is empty; give a product of metrics like {DEFAULT_OBJECTIVE}",
+            field="objective",
+        )
     requested = objective or DEFAULT_OBJECTIVE
     names = [n.strip() for n in requested.split("*")]
     known = {*JUDGES, *(f"doc_{m}" for m in ID_MEASURES), *(f"text_{m}" for m in TEXT_MEASURES)}

@@ -48,11 +48,17 @@ class SweepPlan:
         return (*self.per_k, *self.once)
 
 
+MAX_K = 1000
+"""The largest k a sweep takes: each k is an answer generated per question, and a range is
+checked before it is expanded (``1-100000000`` is an error, not 4.7 GB of integers)."""
+
+
 def parse_ks(text: str) -> tuple[int, ...]:
     """Cutoffs from ``1-10``, ``1,2,5`` or ``1-3,5,10`` (ascending, distinct).
 
     Raises:
-        InputError: an empty list, a piece that is not a number or range, or a k below 1.
+        InputError: an empty list, a piece that is not a number or range, or a k below 1 or
+            above :data:`MAX_K`.
     """
     chosen: set[int] = set()
     for piece in (p.strip() for p in text.split(",")):
@@ -65,8 +71,25 @@ def parse_ks(text: str) -> tuple[int, ...]:
             ) from None
         if first < 1 or last < first:
             raise InputError(f"{piece!r}: ks must be >= 1 and ranges ascending", field="ks")
+        if last > MAX_K:
+            raise InputError(f"{piece!r}: ks must be at most {MAX_K}", field="ks")
         chosen.update(range(first, last + 1))
     return tuple(sorted(chosen))
+
+
+def check_ks_fit(ks: Iterable[int], n_chunks: int) -> None:
+    """Every k must be at most the number of chunks the retriever can return.
+
+    Raises:
+        InputError: a k above ``n_chunks`` (its top k would be the whole index, padded).
+    """
+    largest = max(ks, default=0)
+    if largest > n_chunks:
+        raise InputError(
+            f"k={largest} is more than the {n_chunks:,} chunks in the index; "
+            f"use ks up to {n_chunks}",
+            field="ks",
+        )
 
 
 def plan_sweep(
