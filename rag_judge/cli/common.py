@@ -22,7 +22,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def friendly_errors(command: F) -> F:
-    """Print our input errors as one line on stderr and exit 2, without a traceback."""
+    """Print our input errors as one line on stderr and exit 2, without a traceback; an
+    interrupt (Ctrl-C) exits 130, as shells expect, saying how to resume."""
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -31,6 +32,13 @@ def friendly_errors(command: F) -> F:
         except RagJudgeError as error:
             click.echo(f"error: {error}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt:
+            click.echo(
+                "interrupted: finished model calls are in the response cache; run the same "
+                "command again to resume",
+                err=True,
+            )
+            sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
 

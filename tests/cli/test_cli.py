@@ -133,3 +133,18 @@ def test_help_and_readme_agree_on_the_commands() -> None:
     assert commands
     for command in commands:
         assert f"rag-judge {command}" in readme, f"README does not show `rag-judge {command}`"
+
+
+def test_an_interrupt_exits_130_and_says_how_to_resume() -> None:
+    import click
+
+    from rag_judge.cli.common import friendly_errors
+
+    @click.command()
+    @friendly_errors
+    def stopped() -> None:
+        raise KeyboardInterrupt
+
+    run = CliRunner().invoke(stopped, [])
+    assert run.exit_code == 130
+    assert "run the same command again to resume" in run.output
