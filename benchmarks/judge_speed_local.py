@@ -18,6 +18,7 @@ models had by default before the scoring path).
 Usage::
 
     .venv/bin/python benchmarks/judge_speed_local.py [--rows 40] [--paths score,floor,generate]
+        [--generate-rows 10]
 """
 
 from __future__ import annotations
@@ -111,15 +112,19 @@ async def judge(client: ModelClient, path: str, sample: RagSample) -> dict[str, 
     }
 
 
-async def run(n: int, paths: list[str]) -> dict[str, Any]:
+async def run(n: int, paths: list[str], generate_rows: int | None = None) -> dict[str, Any]:
     model = LocalLlama()
     model.load()
     client = ModelClient(model, policy=CallPolicy(concurrency=1, timeout=900))
     measured = {"before": await rates(model)}
     records = []
     chosen = rows(n)
+    position = {name: 0 for name, _ in chosen}
     for index, (name, sample) in enumerate(chosen, start=1):
+        position[name] += 1
         for path in paths:
+            if path == "generate" and generate_rows is not None and position[name] > generate_rows:
+                continue
             record = await judge(client, path, sample) | {"set": name, "id": sample.id}
             records.append(record | {"path": path})
             print(f"{index}/{len(chosen)} {name} {path} {record['seconds']:.1f}s", flush=True)
@@ -153,6 +158,26 @@ def summary(report: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def same_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per set, every path on the rows the generative path judged: the speed-up on equal work."""
+    records = report["records"]
+    out = []
+    for name in ("wice_dev", "begin_dev"):
+        ids = {r["id"] for r in records if r["set"] == name and r["path"] == "generate"}
+        if not ids:
+            continue
+        row: dict[str, Any] = {"set": name, "rows": len(ids)}
+        for path in dict.fromkeys(r["path"] for r in records):
+            seconds = [
+                r["seconds"]
+                for r in records
+                if r["set"] == name and r["path"] == path and r["id"] in ids
+            ]
+            row[path] = {"median_s": statistics.median(seconds), "total_s": sum(seconds)}
+        out.append(row)
+    return out
+
+
 def markdown(report: dict[str, Any]) -> str:
     machine, rates_ = report["machine"], report["rates"]
     lines = [
@@ -178,6 +203,23 @@ def markdown(report: dict[str, Any]) -> str:
             f"{row['median_s']:.1f} | {row['mean_s']:.1f} | {row['p90_s']:.1f} | "
             f"{row['calls']:.1f} | {row['prompt_tokens']:.0f} | {row['completion_tokens']:.0f} |"
         )
+    if report.get("same_rows"):
+        paths = [p for p in report["same_rows"][0] if p not in ("set", "rows")]
+        lines += [
+            "",
+            "On the rows the generative path judged (the first of each set): median seconds, "
+            "and the generative path's total time over each path's (x faster).",
+            "",
+            "| set | rows | " + " | ".join(paths) + " |",
+            "|---|---:|" + "---:|" * len(paths),
+        ]
+        for row in report["same_rows"]:
+            generate_total = row["generate"]["total_s"]
+            cells = [
+                f"{row[p]['median_s']:.1f} s ({generate_total / row[p]['total_s']:.1f}x)"
+                for p in paths
+            ]
+            lines.append(f"| {row['set']} | {row['rows']} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "Prompt tokens are as the model reports them (the whole prompt of every call); "
@@ -191,11 +233,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=40, help="Rows per set.")
     parser.add_argument("--paths", default=",".join(PATHS))
+    parser.add_argument(
+        "--generate-rows",
+        type=int,
+        help="The generative path on only the first N rows of each set (it takes ~50 s a row).",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "judge_speed_local")
     args = parser.parse_args()
     machine = machine_info("llama-cpp-python")
-    report = asyncio.run(run(args.rows, args.paths.split(","))) | {"machine": machine}
+    measured = asyncio.run(run(args.rows, args.paths.split(","), args.generate_rows))
+    report = measured | {"machine": machine, "generate_rows": args.generate_rows}
     report["summary"] = summary(report)
+    report["same_rows"] = same_rows(report)
     args.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
     print(markdown(report))
