@@ -55,14 +55,14 @@ def fake_vector(text: str, dim: int = EMBED_DIM) -> list[float]:
 
 
 LLAMA_CPP_PYTHON_JSON_SCHEMA_500 = (
-    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be "
-    "'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]\n"
-    "    For further information visit https://errors.pydantic.dev/2.14/v/literal_error"
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': "
+    "{'expected': \"'text' or 'json_object'\"}}\n\n  File \".../llama_cpp/server/app.py\", "
+    "line 376, in create_chat_completion\n    POST /v1/chat/completions"
 )
 """What llama-cpp-python 0.3.36's server answers to ``response_format: json_schema``, with HTTP
-500 and type ``internal_server_error`` (its ``RouteErrorHandler`` wraps the pydantic error of
-``CreateChatCompletionRequest``; the text is that error's, produced with the installed
-package)."""
+500 and type ``internal_server_error`` (recorded from the real server, ``rag-judge serve``, on
+2026-12-02; the path in the traceback line shortened)."""
 
 FAILURE_SHAPES: dict[str, tuple[int, str, str]] = {
     "llama_cpp_python_json_schema": (

@@ -12,6 +12,7 @@ from rag_judge.cli.calibrate import calibrate_command
 from rag_judge.cli.compare import compare_retrievers_command
 from rag_judge.cli.judging import models, prompts, score
 from rag_judge.cli.retrieval import compare, measures, retrieval
+from rag_judge.cli.serve import serve
 from rag_judge.cli.sweep import sweep
 
 
@@ -31,6 +32,7 @@ for command in (
     sweep,
     compare_retrievers_command,
     calibrate_command,
+    serve,
 ):
     main.add_command(command)
 

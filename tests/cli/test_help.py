@@ -30,6 +30,7 @@ COMMANDS = (
     "sweep",
     "compare-retrievers",
     "calibrate",
+    "serve",
 )
 
 

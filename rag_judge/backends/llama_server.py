@@ -1,0 +1,57 @@
+"""The embedded model behind llama-cpp-python's own OpenAI-compatible server (``rag-judge
+serve``): one loaded model that several processes, machines or other tools can share.
+
+It is that package's server (``python -m llama_cpp.server``), run with what rag_judge knows
+about loading the model here: the embedded GGUF by default (joined from its chunk packages
+once), a context large enough for the judges' prompts, and, on CPUs with Intel AMX, the model
+loaded without llama.cpp's extra weight buffers (their AMX path crashes in the first decode:
+``llama_amx``). Needs ``pip install 'llama-cpp-python[server]'``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from rag_judge.backends.errors import BackendUnavailable
+from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
+
+DEFAULT_N_CTX = 8192
+"""The server's own default (2,048) is too small for the generative judges' batched prompts."""
+
+
+def server_arguments(
+    *,
+    model: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    n_ctx: int = DEFAULT_N_CTX,
+    n_threads: int | None = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The ``llama_cpp.server`` command-line arguments (the embedded GGUF unless ``model``)."""
+    if model is None:
+        from rag_judge.backends.weights import default_model_path
+
+        model = str(default_model_path())
+    arguments = ["--model", model, "--host", host, "--port", str(port), "--n_ctx", str(n_ctx)]
+    if n_threads is not None:
+        arguments += ["--n_threads", str(n_threads)]
+    return [*arguments, *extra]
+
+
+def serve(arguments: Sequence[str]) -> None:
+    """Run llama-cpp-python's server with these arguments until interrupted."""
+    try:
+        from llama_cpp.server.__main__ import main as server_main
+    except ImportError as error:
+        raise BackendUnavailable(
+            "llama-cpp-python's server is not installed: pip install 'llama-cpp-python[server]'"
+        ) from error
+    sys.argv = ["llama_cpp.server", *arguments]
+    with extra_buffer_types(enabled=not cpu_has_amx()):
+        server_main()  # type: ignore[no-untyped-call]
+
+
+if __name__ == "__main__":
+    serve(server_arguments(extra=sys.argv[1:]))

@@ -1,0 +1,65 @@
+"""A real OpenAI-compatible server for the tests: llama-cpp-python's own (``rag-judge
+serve``), on 127.0.0.1 with the embedded GGUF, started once per test session."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+STARTUP_SECONDS = 120.0
+
+
+@dataclass(frozen=True)
+class RealServer:
+    """A running server: where to reach it and what it logs."""
+
+    base_url: str
+    log: str
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _ready(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/models", timeout=2) as reply:
+            return bool(reply.status == 200)
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    """The embedded model behind llama-cpp-python's server (the dev extra installs it: a
+    server that cannot start fails the tests that use it, never skips them)."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    command = [sys.executable, "-m", "rag_judge.backends.llama_server", "--port", str(port)]
+    env = os.environ | {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not _ready(base_url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"llama-cpp-python's server did not start:\n{log.read_text()}")
+            time.sleep(0.5)
+        yield RealServer(base_url, str(log))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
