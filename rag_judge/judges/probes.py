@@ -35,6 +35,7 @@ from rag_judge.judges.segment import (
     grounded_in,
     is_long,
     plainly_states,
+    short_answer,
     split_clauses,
     split_segments,
     until_repeat,
@@ -73,8 +74,9 @@ async def split_claims(
     statement = load_prompt("claims/statement", language)
     kept: list[str] = []
     not_statements: list[str] = []
+    answers = short_answer(segments, question)
     for segment in segments:
-        if plainly_states(segment):  # no need to ask the model
+        if answers or plainly_states(segment):  # no need to ask the model
             kept.append(segment)
             continue
         request = statement.request(

@@ -125,6 +125,25 @@ def plainly_states(sentence: str) -> bool:
     return len(_WORD.findall(sentence)) >= 3
 
 
+def short_answer(segments: list[str], question: str | None) -> bool:
+    """True when the whole text is one short fragment that answers a question (a name, a
+    number, "Paris."): read as a reply to the question, it states the answer, so it is a claim
+    without asking the model (whose statement probe rejects a bare name). Fragments among other
+    sentences, and any with a word of :data:`_DOUBTFUL`, still go to the probe.
+
+    >>> short_answer(["苏博"], "苏镜宇原名是什么？"), short_answer(["Paris."], "Capital of France?")
+    (True, True)
+    >>> short_answer(["Sorry."], "Capital of France?"), short_answer(["Paris."], None)
+    (False, False)
+    """
+    return (
+        bool(question and question.strip())
+        and len(segments) == 1
+        and _DOUBTFUL.search(segments[0]) is None
+        and bool(_WORD.findall(segments[0]))
+    )
+
+
 def is_cjk(text: str) -> bool:
     """Mostly CJK characters (judged on letters only)."""
     letters = [c for c in text if c.isalpha()]

@@ -187,6 +187,26 @@ def test_a_refusal_has_no_claims() -> None:
     assert result.details["not_statements"] == ["I do not know."]
 
 
+@pytest.mark.parametrize(
+    ("question", "reference"), [("苏镜宇原名是什么？", "苏博"), ("Who?", "Eiffel.")]
+)
+def test_a_short_reference_answer_is_a_claim_without_a_probe(question: str, reference: str) -> None:
+    """CMRC's references are often a name: read as the reply to the question, it is a claim
+    (the statement probe rejected a bare name, leaving context recall unscored)."""
+    sample = RagSample(
+        id="s7", question=question, contexts=(f"{reference} is the one.",), reference=reference
+    )
+
+    def respond(request: ChatRequest) -> str | float:
+        prompt = (request.prompt_id or "").split(".")[0]
+        assert prompt != "claims/statement", "a short answer needs no statement probe"
+        return 0.9 if prompt == "claims/support" else 0.1
+
+    result, _ = judge(respond, sample=sample, metrics=("context_recall",))
+    assert result.status == "ok"
+    assert [c.claim for c in result.claims] == [reference]
+
+
 def test_context_recall_reads_the_passages_cumulatively_for_every_k() -> None:
     sample = RagSample(
         id="s6",
