@@ -1,6 +1,7 @@
 """`rag-judge score` through a real OpenAI-compatible server, llama-cpp-python's own, on all
-three server backends: structured output (the server refuses ``json_schema`` with a 500),
-yes/no log-probabilities for the scoring path, and the cache making a second run free."""
+three server backends: structured output (the server refuses ``json_schema`` with a 500)
+behind a proxy that fails a third of the requests, yes/no log-probabilities for the scoring
+path, and the cache making a second run free."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from fault_proxy import FaultProxy, fault_proxy_for  # noqa: F401
 from real_llama_server import RealServer, llama_server  # noqa: F401
 
 from rag_judge.cli import main
@@ -19,11 +21,13 @@ ROWS = [
         "question": "What is the capital of France?",
         "contexts": ["Paris is the capital and largest city of France."],
         "answer": "The capital of France is Paris.",
+        "reference": "Paris.",
     },
     {
         "question": "When was the Eiffel Tower built?",
         "contexts": ["The Eiffel Tower was built from 1887 to 1889."],
         "answer": "It was finished in 1889.",
+        "reference": "From 1887 to 1889.",
     },
 ]
 MODELS = {
@@ -33,11 +37,11 @@ MODELS = {
 }
 
 
-def score(tmp_path: Path, server: RealServer, model: str, *extra: str) -> Any:
+def score(tmp_path: Path, server: RealServer | FaultProxy, model: str, *extra: str) -> Any:
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     (tmp_path / "empty.toml").write_text("", encoding="utf-8")
-    args = ["score", str(data), "-o", str(tmp_path / "out.jsonl"), "--metrics", "faithfulness"]
+    args = ["score", str(data), "-o", str(tmp_path / "out.jsonl"), "--metrics", METRICS]
     args += ["--model", model, "--base-url", server.base_url, *extra]
     env = {
         "RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"),
@@ -47,19 +51,44 @@ def score(tmp_path: Path, server: RealServer, model: str, *extra: str) -> Any:
     return CliRunner().invoke(main, args, env=env)
 
 
-def results(tmp_path: Path) -> list[dict[str, Any]]:
+METRICS = "faithfulness,completeness,context_recall"
+
+
+def results(tmp_path: Path, metric: str = "faithfulness") -> list[dict[str, Any]]:
     lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line)["results"]["faithfulness"] for line in lines]
+    return [json.loads(line)["results"][metric] for line in lines]
 
 
 @pytest.mark.parametrize("backend", list(MODELS))
-@pytest.mark.parametrize("mode", ["generate", "score"])
-def test_every_row_is_scored_through_the_real_server_and_a_rerun_is_free(
+def test_generate_mode_through_failures_scores_every_row_and_a_rerun_calls_nothing(
+    tmp_path: Path,
+    llama_server: RealServer,  # noqa: F811
+    fault_proxy_for: Any,  # noqa: F811
+    backend: str,
+) -> None:
+    """429 with Retry-After, 500 and truncated JSON on a third of the requests: retried, and
+    every row ends ``ok``; the same command again reaches the server zero times."""
+    proxy = fault_proxy_for(llama_server.base_url)
+    run = score(tmp_path, proxy, MODELS[backend], "--judge-mode", "generate")
+    assert run.exit_code == 0, run.output
+    judged = [r for metric in METRICS.split(",") for r in results(tmp_path, metric)]
+    assert [r["status"] for r in judged] == ["ok"] * 6, judged
+    assert all(0.0 <= r["value"] <= 1.0 and r["claims"] for r in judged)
+    assert set(proxy.injected) == {"429", "500", "truncated"}, proxy.injected
+    reached = proxy.upstream_calls
+    again = score(tmp_path, proxy, MODELS[backend], "--judge-mode", "generate")
+    assert again.exit_code == 0, again.output
+    assert [r for metric in METRICS.split(",") for r in results(tmp_path, metric)] == judged
+    assert proxy.upstream_calls == reached  # all from the cache
+
+
+@pytest.mark.parametrize("backend", list(MODELS))
+def test_score_mode_reads_log_probabilities_from_the_real_server(
     tmp_path: Path,
     llama_server: RealServer,  # noqa: F811
     backend: str,
-    mode: str,
 ) -> None:
+    mode = "score"
     run = score(tmp_path, llama_server, MODELS[backend], "--judge-mode", mode)
     assert run.exit_code == 0, run.output
     judged = results(tmp_path)

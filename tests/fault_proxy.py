@@ -1,0 +1,122 @@
+"""A proxy in front of a real server that injects the failures real APIs produce: 429 with
+Retry-After, 500, and a 200 whose JSON body is cut off. Deterministic: every third distinct
+request body fails once, the kinds in turn; its retry (same body) passes through."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+FAULTS = ("429", "500", "truncated")
+
+
+class FaultProxy:
+    """Forwards ``/v1/...`` to ``upstream``; ``upstream_calls`` counts what reached it."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.upstream_calls = 0
+        self.injected: list[str] = []
+        self._seen: set[str] = set()
+        self._faults = itertools.cycle(FAULTS)
+        self._distinct = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def fault_for(self, body: bytes) -> str | None:
+        """The fault for this request, or None: a third of the distinct bodies, once each."""
+        key = hashlib.sha256(body).hexdigest()
+        with self._lock:
+            if key in self._seen:
+                return None
+            self._seen.add(key)
+            self._distinct += 1
+            if self._distinct % 3:
+                return None
+            fault = next(self._faults)
+            self.injected.append(fault)
+            return fault
+
+    def forward(self, path: str, body: bytes) -> tuple[int, bytes]:
+        with self._lock:
+            self.upstream_calls += 1
+        request = urllib.request.Request(
+            self.upstream + path.removeprefix("/v1"),
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(request, timeout=600) as reply:
+                return reply.status, reply.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    def __enter__(self) -> FaultProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            fault = proxy.fault_for(body)
+            if fault == "429":
+                error = b'{"error": {"message": "rate limited", "type": "rate_limit_error"}}'
+                self._send(429, error, {"Retry-After": "1"})
+            elif fault == "500":
+                self._send(500, b'{"error": {"message": "overloaded", "type": "server_error"}}')
+            elif fault == "truncated":
+                self._send(200, b'{"id": "chatcmpl-x", "choices": [ {"mess')
+            else:
+                self._send(*proxy.forward(self.path, body))
+
+        def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    return Handler
+
+
+@pytest.fixture
+def fault_proxy_for() -> Iterator[Any]:
+    """``fault_proxy_for(upstream)``: a started proxy, stopped after the test."""
+    started: list[FaultProxy] = []
+
+    def start(upstream: str) -> FaultProxy:
+        proxy = FaultProxy(upstream).__enter__()
+        started.append(proxy)
+        return proxy
+
+    yield start
+    for proxy in started:
+        proxy.__exit__()
