@@ -143,8 +143,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"{len(load())} CMRC 2018 samples × k = 1..3 (`data/judge_cost_samples.jsonl`)",
         "",
         "| mode | cases matched | recall@1 | recall@2 | recall@3 | s per sample | calls | "
-        "prompt + completion tokens |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "prompt + completion tokens | run (UTC, CPU) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for run_ in report["runs"]:
         r = run_["recall_by_k"]
@@ -152,7 +152,9 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {run_['mode']} | {run_['matched']} of {run_['cases']} | "
             + " | ".join(f"{r[k]:.3f}" for k in sorted(r, key=int))
             + f" | {run_['seconds_per_sample']:.1f} | {run_['calls']} | "
-            f"{run_['prompt_tokens']} + {run_['completion_tokens']} |"
+            f"{run_['prompt_tokens']} + {run_['completion_tokens']} | "
+            f"{(run_.get('machine') or {}).get('date_utc', '')[:16]} "
+            f"{(run_.get('machine') or {}).get('cpu_model', '')} |"
         )
     truth = report["runs"][0]["truth_by_k"]
     lines += [
@@ -166,7 +168,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--modes", default="score,score/per_passage,generate")
     args = parser.parse_args()
-    runs = [asyncio.run(run(mode)) for mode in args.modes.split(",")]
+    modes = args.modes.split(",")
+    earlier_path = RESULTS / "recall_by_k_local.json"
+    earlier = json.loads(earlier_path.read_text()) if earlier_path.exists() else {"runs": []}
+    # Modes not asked for this time keep their earlier run (each run records its own machine).
+    kept = [r for r in earlier["runs"] if r["mode"] not in modes]
+    for run_ in kept:
+        run_.setdefault("machine", earlier.get("machine"))
+    runs = kept + [
+        asyncio.run(run(mode)) | {"machine": machine_info("llama-cpp-python")} for mode in modes
+    ]
+    runs.sort(key=lambda r: ("score", "score/per_passage", "generate").index(r["mode"]))
     report = {"machine": machine_info("llama-cpp-python"), "runs": runs}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "recall_by_k_local.json").write_text(json.dumps(report, indent=2) + "\n")
