@@ -158,7 +158,7 @@ def markdown(report: dict[str, Any]) -> str:
         )
     truth = report["runs"][0]["truth_by_k"]
     lines += [
-        f"| truth | | {' | '.join(f'{truth[k]:.3f}' for k in sorted(truth, key=int))} | | | |",
+        f"| truth | | {' | '.join(f'{truth[k]:.3f}' for k in sorted(truth, key=int))} | | | | |",
         "",
     ]
     return "\n".join(lines)
