@@ -92,9 +92,14 @@ def run_cli(path: str, name: str, cache: Path) -> None:
     _record_run(path, name, time.time() - started, resumed=resumed)
 
 
-async def run_floor(name: str, cache: Path) -> None:
-    """One P(yes) per row: the whole answer as one claim, the whole passages."""
+async def run_floor(name: str, cache: Path, first: int | None = None) -> None:
+    """One P(yes) per row: the whole answer as one claim, the whole passages (``first``: only
+    the first rows, e.g. those a stopped run left in the cache; the report says how many)."""
     chosen = loaded(name)
+    if first is not None:
+        from dataclasses import replace
+
+        chosen = replace(chosen, samples=chosen.samples[:first])
     session = open_session(load_settings({"model": MODEL}), cache=cache / "floor.sqlite")
     out = folder("floor", name)
     out.mkdir(parents=True, exist_ok=True)
@@ -119,7 +124,7 @@ async def run_floor(name: str, cache: Path) -> None:
         lines.append(json.dumps({"id": sample.id, "results": {"faithfulness": result}}))
         print(f"floor {name} {index}/{len(chosen.samples)}", flush=True)
     (out / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    _record_run("floor", name, time.time() - started)
+    _record_run("floor", name, time.time() - started, resumed=first is not None)
 
 
 def _record_run(path: str, name: str, seconds: float, *, resumed: bool = False) -> None:
@@ -160,7 +165,10 @@ def markdown() -> str:
         "Written by `benchmarks/calibration_local.py report` from the score files in "
         "`results/calibration_local/`; every figure is `rag_judge.calibration`'s, with a "
         "percentile bootstrap 95% CI (2,000 resamples, seed 0). Faithfulness of "
-        f"`{MODEL}`; supported iff value >= 0.5.",
+        f"`{MODEL}`; supported iff value >= 0.5. A path with fewer rows than the set was "
+        "stopped for time: its rows are the set's first ones in file order, and the scoring "
+        "path on exactly those rows is the line beneath it. Per-row seconds only come from a "
+        "run that started with an empty cache; `judge_speed_local.md` has the speed figures.",
         "",
     ]
     for name in SETS:
@@ -181,7 +189,11 @@ def markdown() -> str:
                 if not scores.exists():
                     continue
                 report = report_for(scores, name, ids)
-                labelled = report.n + sum(report.unscored.values())
+                labelled = sum(
+                    1
+                    for s in chosen.samples
+                    if chosen.labels.get(s.id) is not None and (ids is None or s.id in ids)
+                )
                 run = _run_info(path, name)
                 cells = [path, f"{report.n} of {labelled}", *(_cell(report, f) for f in FIGURES)]
                 per_row = (
@@ -194,6 +206,14 @@ def markdown() -> str:
                 lines.append("| " + " | ".join([*cells, run.get("cpu_model", "—"), per_row]) + " |")
                 if report.unscored:
                     lines.append(f"|  | unscored: {report.unscored} |" + " |" * (len(head) - 2))
+                score_file = folder("score", name) / "scores.jsonl"
+                if path != "score" and report.n < labelled and score_file.exists():
+                    # A partial run: the scoring path on exactly its rows, for a fair comparison.
+                    done = {r.id for r in read_judge_scores(scores, "faithfulness").rows}
+                    same = report_for(score_file, name, done if ids is None else done & ids)
+                    cells = [f"score, on the {same.n} {path} rows", f"{same.n}"]
+                    cells += [_cell(same, f) for f in FIGURES]
+                    lines.append("| " + " | ".join([*cells, "", ""]) + " |")
             lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -211,6 +231,7 @@ def main() -> None:
     run.add_argument("--set", choices=list(SETS), required=True, dest="name")
     run.add_argument("--cache", type=Path, default=Path(".cache/calibration_local"))
     run.add_argument("--scores", type=Path, help="generate: take this score file instead")
+    run.add_argument("--first", type=int, help="floor: only the first N rows")
     sub.add_parser("report")
     args = parser.parse_args()
     if args.command == "report":
@@ -223,7 +244,7 @@ def main() -> None:
         shutil.copy(args.scores, target / "scores.jsonl")
         return
     if args.path == "floor":
-        asyncio.run(run_floor(args.name, args.cache))
+        asyncio.run(run_floor(args.name, args.cache, args.first))
     else:
         run_cli(args.path, args.name, args.cache)
 
