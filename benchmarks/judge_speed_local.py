@@ -2,11 +2,12 @@
 generative path and the single-call floor, in one run on the same rows.
 
 Rows: the first ``--rows`` of WiCE dev's held-out half (never tuned on) and the first of
-BEGIN's 400 measured rows, balanced over the labels. Every path judges every row once, with no
-response cache (each call reaches the model), in one process sharing one loaded model, the
-paths interleaved per row so a drift in the machine's speed hits them alike. Per sample: wall
-seconds, calls, tokens prefilled (prompt tokens llama.cpp evaluated, after its KV-cache reuse
-is subtracted: ``prompt`` tokens minus the reused prefix are what it read) and tokens decoded;
+BEGIN's 400 measured rows, balanced over the labels. The model's KV cache is reset before each
+(row, path), so no path reads a row whose prefix another path left cached. Every path judges
+every row once, with no response cache (each call reaches the model), in one process sharing
+one loaded model, the paths interleaved per row so a drift in the machine's speed hits them
+alike. Per sample: wall seconds, calls, prompt tokens (as the model reports them, the whole
+prompt of every call) and tokens decoded;
 beside them the model's own prefill and decode rates, measured in the same run, so the
 distance to the machine's limit shows.
 
@@ -125,6 +126,9 @@ async def run(n: int, paths: list[str], generate_rows: int | None = None) -> dic
         for path in paths:
             if path == "generate" and generate_rows is not None and position[name] > generate_rows:
                 continue
+            # No path starts with another's prompt in llama.cpp's KV cache: each reads the row
+            # from scratch, as a user's first look at it would (reuse within a path stays).
+            model.load().reset()
             record = await judge(client, path, sample) | {"set": name, "id": sample.id}
             records.append(record | {"path": path})
             print(f"{index}/{len(chosen)} {name} {path} {record['seconds']:.1f}s", flush=True)
