@@ -50,7 +50,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -555,16 +554,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-SERVER_BOOT = """
-import runpy
-from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
-with extra_buffer_types(enabled=not cpu_has_amx()):
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
-"""``python -m llama_cpp.server``, loading the model as rag_judge's local backend does: without
-llama.cpp's extra weight buffers on CPUs with AMX, where they crash it (README: local model)."""
-
-
 @contextlib.contextmanager
 def llama_server(log_path: Path) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server over the verified local GGUF; yields its URL."""
@@ -572,10 +561,11 @@ def llama_server(log_path: Path) -> Iterator[str]:
 
     model = default_model_path()
     port = free_port()
+    # rag-judge serve's module: llama-cpp-python's server with the AMX guard of the local backend
     command = [
         sys.executable,
-        "-c",
-        SERVER_BOOT,
+        "-m",
+        "rag_judge.backends.llama_server",
         "--model",
         str(model),
         "--model_alias",
@@ -593,19 +583,12 @@ def llama_server(log_path: Path) -> Iterator[str]:
     with log_path.open("w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 300
-            while True:
-                if server.poll() is not None:
-                    raise RuntimeError(f"llama server exited ({server.returncode}); see {log_path}")
-                try:
-                    with urllib.request.urlopen(url + "/v1/models", timeout=5) as reply:
-                        if reply.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"llama server did not come up in 300 s; see {log_path}")
-                time.sleep(1)
+            from rag_judge.backends.llama_server import wait_until_serving
+
+            try:
+                wait_until_serving(url + "/v1", server, 300)
+            except RuntimeError as error:
+                raise RuntimeError(f"llama server: {error}; see {log_path}") from None
             yield url
         finally:
             server.terminate()
@@ -705,10 +688,8 @@ def run_rag_judge_side(
 
     os.environ.setdefault("OPENAI_API_KEY", "none")  # the llama server needs none
     backend = chat_backend(f"openai/{MODEL_ALIAS}", base_url=proxy.url + "/v1")
-    # llama-cpp-python's server refuses OpenAI's json_schema response_format and takes
-    # json_object + schema; rag_judge would find that out with one rejected call per client,
-    # so say it up front. One client for the whole side, timeout as long as ragas' (3600 s).
-    backend.json_mode = "json_object"  # type: ignore[attr-defined]
+    # As a user runs it: rag_judge finds out that this server refuses json_schema (HTTP 500)
+    # with one rejected call. One client for the whole side, timeout as long as ragas' (3600 s).
     client = ModelClient(backend, policy=CallPolicy(concurrency=1, timeout=3600))
     started = time.perf_counter()
     for sample in samples:

@@ -7,12 +7,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+
+from rag_judge.backends.llama_server import wait_until_serving
 
 STARTUP_SECONDS = 120.0
 
@@ -31,14 +31,6 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _ready(base_url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base_url}/models", timeout=2) as reply:
-            return bool(reply.status == 200)
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
     """The embedded model behind llama-cpp-python's server (the dev extra installs it: a
@@ -51,11 +43,10 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServe
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while not _ready(base_url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"llama-cpp-python's server did not start:\n{log.read_text()}")
-            time.sleep(0.5)
+        try:
+            wait_until_serving(base_url, process, STARTUP_SECONDS)
+        except RuntimeError as error:
+            raise RuntimeError(f"{error}; its log:\n{log.read_text()}") from None
         yield RealServer(base_url, str(log))
     finally:
         process.terminate()

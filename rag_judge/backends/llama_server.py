@@ -10,7 +10,10 @@ loaded without llama.cpp's extra weight buffers (their AMX path crashes in the f
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Sequence
 
 from rag_judge.backends.errors import BackendUnavailable
@@ -51,6 +54,25 @@ def serve(arguments: Sequence[str]) -> None:
     sys.argv = ["llama_cpp.server", *arguments]
     with extra_buffer_types(enabled=not cpu_has_amx()):
         server_main()  # type: ignore[no-untyped-call]
+
+
+def wait_until_serving(base_url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Return once ``base_url``'s ``/models`` answers 200; raise if the server exits first or
+    ``timeout`` seconds pass (loading the model takes a few seconds, assembling it longer)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with status {process.returncode}")
+        try:
+            with opener.open(f"{base_url.rstrip('/')}/models", timeout=5) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not answer within {timeout:g} s")
+        time.sleep(0.5)
 
 
 if __name__ == "__main__":
