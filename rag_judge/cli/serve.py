@@ -10,7 +10,12 @@ from rag_judge.cli.common import friendly_errors
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
-@click.option("--model", "model_path", help="A GGUF file (default: the embedded model).")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A GGUF file (default: the embedded model).",
+)
 @click.option("--n-ctx", type=click.IntRange(min=512), default=8192, show_default=True)
 @click.option("--n-threads", type=click.IntRange(min=1), help="CPU threads (default: all).")
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)

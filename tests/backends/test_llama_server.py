@@ -23,3 +23,13 @@ def test_a_server_that_exits_is_reported_not_waited_for() -> None:
     process.wait()
     with pytest.raises(RuntimeError, match="exited with status 3"):
         wait_until_serving("http://127.0.0.1:9/v1", process, timeout=30)
+
+
+def test_serve_refuses_a_model_file_that_does_not_exist() -> None:
+    from click.testing import CliRunner
+
+    from rag_judge.cli import main
+
+    run = CliRunner().invoke(main, ["serve", "--model", "/no/such.gguf"])
+    assert run.exit_code == 2
+    assert "does not exist" in run.output
