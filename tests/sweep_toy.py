@@ -127,10 +127,14 @@ def toy_sweep(
     concurrency: int = 1,
     embed: bool = True,
     ks: Sequence[int] = KS,
+    generator: ScriptedBackend | None = None,
     **options: Any,
 ) -> tuple[SweepResult, ScriptedBackend]:
+    """The toy sweep; ``generator``: a separate model that answers (default: the judge)."""
     backend = ScriptedBackend(respond=respond)
     client = ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=concurrency))
+    if generator is not None:
+        options["generator"] = ModelClient(generator, ledger=client.ledger)
     embedder = EmbeddingClient(ScriptedEmbedder()) if embed else None
     result = asyncio.run(
         run_sweep(

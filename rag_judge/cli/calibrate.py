@@ -58,7 +58,11 @@ from rag_judge.report.tables import to_rich
     metavar="LOW-HIGH",
     help="Ordinal scale the judge's [0,1] value is mapped onto (default: the labels' range).",
 )
-@click.option("--threshold", type=float, help="Binary: supported iff value >= X (default 0.5).")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    help="Binary: supported iff value >= X, a score in [0, 1] (default 0.5).",
+)
 @click.option(
     "--select",
     type=click.Choice(["balanced_accuracy", "f1", "f_beta"]),
@@ -87,6 +91,7 @@ from rag_judge.report.tables import to_rich
     "--limit", type=click.IntRange(min=1), help="--run: judge N samples, balanced over labels."
 )
 @click.option("--model", help="--run: judge provider/model (default: settings, then local).")
+@click.option("--judge", help="--run: same as --model (the name the sweep and settings use).")
 @click.option("--base-url", help="--run: OpenAI-compatible server for openai/ and litellm/.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="--run: model calls in flight.")
 @click.option("--no-cache", is_flag=True, help="--run: do not read or write the response cache.")

@@ -36,7 +36,8 @@ from rag_judge.report.tables import judge_summary_table, to_rich
     show_default=True,
     help=f"Comma-separated judges; known: {', '.join(JUDGE_NAMES)}.",
 )
-@click.option("--model", help="Chat model provider/model (default: settings, then local).")
+@click.option("--model", help="Judge provider/model (default: settings, then local).")
+@click.option("--judge", help="Same as --model (the name the sweep and settings use).")
 @click.option("--embeddings", help="Embedder for answer relevancy (default: settings).")
 @click.option("--base-url", help="OpenAI-compatible server for openai/ and litellm/ models.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Model calls in flight.")

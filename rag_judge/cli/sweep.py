@@ -62,6 +62,12 @@ from rag_judge.judges.work import JudgeMode
     "(default; a reference-free set falls back to what it has).",
 )
 @click.option("--model", help="Generator and judge provider/model (default: settings, then local).")
+@click.option("--generator", help="The model that answers, when it is not --model.")
+@click.option(
+    "--judge",
+    help="The model that judges, when it is not --model (a model judging its own answers "
+    "favours them: the report warns when they are one model).",
+)
 @click.option("--embeddings", help="Embedder for answer relevancy and dense retrieval.")
 @click.option("--base-url", help="OpenAI-compatible server for openai/ and litellm/ models.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Model calls in flight.")

@@ -19,6 +19,7 @@ from rag_judge.core.types import ClaimVerdict
 from rag_judge.jobs.sweep.result import COST_COLUMNS, SweepResult
 from rag_judge.jobs.sweep.summary import BestK
 from rag_judge.judges import JUDGES
+from rag_judge.report.sweep_models import generator_name, self_judging_warning
 
 TEMPLATE = "sweep_report.html.j2"
 MISSING = "—"
@@ -258,6 +259,8 @@ def render_sweep_html(
     return environment.get_template(TEMPLATE).render(
         title=title or "k-sweep report",
         model=result.model or "unknown",
+        generator=generator_name(result),
+        self_judging=self_judging_warning(result),
         ks=", ".join(str(k) for k in result.ks),
         n_questions=int(frame["question_id"].nunique()),
         n_rows=len(frame),

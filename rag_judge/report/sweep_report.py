@@ -22,6 +22,7 @@ from rag_judge.jobs.sweep.objective import Objective, decide
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.summary import BestK, objective_values, summarise
 from rag_judge.report.sweep_html import MISSING, cost_totals, render_sweep_html
+from rag_judge.report.sweep_models import models_sentence, self_judging_warning
 from rag_judge.report.sweep_plot import RETRIEVAL_PLOTTED, sweep_png
 from rag_judge.report.sweep_reading import read_sides
 
@@ -108,10 +109,12 @@ def render_summary_markdown(
     n = frame["question_id"].nunique()
     lines = [f"# {title or 'k-sweep'}", ""]
     lines += [
-        f"Model `{result.model or 'unknown'}`, k = {', '.join(str(k) for k in result.ks)}, "
+        f"{models_sentence(result)}, k = {', '.join(str(k) for k in result.ks)}, "
         f"{n} question{'s' * (n != 1)}.",
         "",
     ]
+    if (warning := self_judging_warning(result)) is not None:
+        lines += [f"> **Warning:** {_md(warning)}", ""]
     if best is not None:
         significance = "significantly" if best.significant else "not significantly"
         lines += [

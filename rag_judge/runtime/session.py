@@ -1,7 +1,8 @@
 """The composition root: the one place that builds, from settings, what jobs call models with.
 
-A :class:`Session` holds the chat client (with its response cache, call policy and ledger) and
-one embedding client per embedder, all counting into the same ledger. Every job opens one with
+A :class:`Session` holds the judge's chat client (with its response cache, call policy and
+ledger), the generator's (the same client when both are one model), and one embedding client per
+embedder, all counting into the same ledger. Every job opens one with
 :func:`open_session` and builds no client, cache or embedder itself; "the multilingual embedder
 unless the text is English" is decided here and nowhere else.
 
@@ -51,18 +52,33 @@ class Session:
     embeddings: str | None = None
     """An embedder named for this job; None: the settings' (multilingual unless English)."""
     _client: ModelClient | None = field(default=None, repr=False)
+    _generator: ModelClient | None = field(default=None, repr=False)
     _given_embedder: EmbeddingClient | EmbeddingBackend | None = field(default=None, repr=False)
     _embedders: dict[str, EmbeddingClient] = field(default_factory=dict, repr=False)
 
     @property
     def client(self) -> ModelClient:
-        """The chat client for the settings' model, with the cache, call policy and ledger."""
+        """The judge's chat client (the settings' ``judge_model``), with the cache, call policy
+        and ledger."""
         if self._client is None:
-            backend = chat_backend(self.settings.model, base_url=self.settings.base_url)
-            self._client = ModelClient(
-                backend, cache=self.cache, policy=self.policy, ledger=self.ledger
-            )
+            self._client = self._chat_client(self.settings.judge_model)
         return self._client
+
+    @property
+    def generator(self) -> ModelClient:
+        """The generator's chat client (``generator_model``): the judge's own client when both
+        are one model, so a local model is loaded once."""
+        if self._generator is None:
+            same = self.settings.generator_model == self.settings.judge_model
+            if same or (self._client is not None and self.settings.generator is None):
+                self._generator = self.client
+            else:
+                self._generator = self._chat_client(self.settings.generator_model)
+        return self._generator
+
+    def _chat_client(self, name: str) -> ModelClient:
+        backend = chat_backend(name, base_url=self.settings.base_url)
+        return ModelClient(backend, cache=self.cache, policy=self.policy, ledger=self.ledger)
 
     @property
     def policy(self) -> CallPolicy:
@@ -101,6 +117,7 @@ def open_session(
     *,
     cache: CacheChoice | ResponseCache | None = True,
     client: ModelClient | None = None,
+    generator: ModelClient | None = None,
     embedder: EmbeddingClient | EmbeddingBackend | None = None,
     embeddings: str | None = None,
 ) -> Session:
@@ -112,7 +129,9 @@ def open_session(
             for none, or a ready :class:`ResponseCache`. A ready ``client`` keeps its own
             cache; this one is the embedders'.
         client: A ready chat client (tests, custom backends): used instead of the settings'
-            model, and its ledger becomes the session's.
+            judge model, and its ledger becomes the session's.
+        generator: A ready chat client for generation (default: the settings' generator model,
+            or ``client`` when the settings name no separate generator).
         embedder: A ready embedder or embedding backend, for every language.
         embeddings: An embedder named for this job, for every language.
     """
@@ -131,5 +150,6 @@ def open_session(
         ledger,
         embeddings,
         _client=client,
+        _generator=generator,
         _given_embedder=embedder,
     )

@@ -1,6 +1,7 @@
 """Settings from arguments, the environment and a config file, in that order of precedence.
 
-Environment: ``RAG_JUDGE_MODEL``, ``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``,
+Environment: ``RAG_JUDGE_MODEL``, ``RAG_JUDGE_GENERATOR``, ``RAG_JUDGE_JUDGE``,
+``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``,
 ``RAG_JUDGE_CACHE_DIR``, ``RAG_JUDGE_CONCURRENCY``, ``RAG_JUDGE_TIMEOUT``,
 ``RAG_JUDGE_MAX_ATTEMPTS``, and ``RAG_JUDGE_CONFIG`` (path of the config file).
 Config file (TOML): the first of ``$RAG_JUDGE_CONFIG``, ``./rag_judge.toml`` and the user
@@ -38,7 +39,12 @@ class Settings:
     """Which models to use and how to call them."""
 
     model: str = DEFAULT_MODEL
-    """Chat model, ``provider/model``."""
+    """Chat model, ``provider/model``: the generator and the judge unless either is named."""
+    generator: str | None = None
+    """The model that answers in a sweep (None: ``model``)."""
+    judge: str | None = None
+    """The model that judges (None: ``model``). A model judging its own answers is biased
+    towards them, so a sweep's report warns when generator and judge are one model."""
     embeddings: str = DEFAULT_EMBEDDINGS
     """Embedding model, ``provider/model``."""
     base_url: str | None = None
@@ -51,6 +57,16 @@ class Settings:
     """Seconds per attempt."""
     max_attempts: int = 4
     """Attempts per call for transient failures."""
+
+    @property
+    def generator_model(self) -> str:
+        """The model that answers: ``generator``, else ``model``."""
+        return self.generator or self.model
+
+    @property
+    def judge_model(self) -> str:
+        """The model that judges: ``judge``, else ``model``."""
+        return self.judge or self.model
 
     @property
     def cache_path(self) -> Path:
@@ -72,18 +88,32 @@ def load_settings(
     values: dict[str, Any] = {}
     path = _config_path(config_path, env)
     if path is not None:
-        values.update(_read_config(path))
+        _layer(values, _read_config(path))
+    from_env = {}
     for name in _FIELDS:
         if (raw := env.get(ENV_PREFIX + name.upper())) is not None and raw != "":
-            values[name] = _convert(
+            from_env[name] = _convert(
                 name, raw, source=f"environment variable {ENV_PREFIX}{name.upper()}"
             )
+    _layer(values, from_env)
+    given = {}
     for name, value in (overrides or {}).items():
         if name not in _FIELDS:
             raise InputError(f"unknown setting '{name}'", field=name)
         if value is not None:
-            values[name] = _convert(name, value, source="argument")
+            given[name] = _convert(name, value, source="argument")
+    _layer(values, given)
     return Settings(**values)
+
+
+def _layer(values: dict[str, Any], higher: Mapping[str, Any]) -> None:
+    """Put a higher-precedence source's values over ``values``. ``model`` is the shorthand for
+    generator and judge: set at a higher level, it replaces a generator or judge set below."""
+    if "model" in higher:
+        for role in ("generator", "judge"):
+            if role not in higher:
+                values.pop(role, None)
+    values.update(higher)
 
 
 def _config_path(explicit: str | Path | None, env: Mapping[str, str]) -> Path | None:
@@ -148,7 +178,8 @@ def _secret_key(table: Mapping[str, Any], prefix: str = "") -> str | None:
 def _convert(name: str, value: Any, *, source: str) -> Any:
     kind = {"concurrency": int, "max_attempts": int, "timeout": float, "cache_dir": Path}.get(name)
     if kind is None:
-        return None if value in ("", None) and name == "base_url" else str(value)
+        optional = name in ("base_url", "generator", "judge")
+        return None if value in ("", None) and optional else str(value)
     try:
         converted = kind(value)
     except (TypeError, ValueError):

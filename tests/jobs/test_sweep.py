@@ -301,3 +301,18 @@ def test_a_sweep_in_score_mode_reads_passages_in_ascending_k_and_scores_every_k(
         and set(tagged_passages(r)) <= chunk_texts
     ]
     assert recall_probes == [1, 2, 3, 4]  # q1's reference over the top K: k = 1..K, in order
+
+
+def test_a_separate_generator_answers_and_the_judge_only_judges() -> None:
+    writer = ScriptedBackend(respond=respond, name="scripted/writer")
+    result, judge = toy_sweep(generator=writer)
+    assert {(r.prompt_id or "").split(".")[0] for r in writer.requests} == {"generate/answer"}
+    assert len(writer.requests) == len(KS) * 2
+    assert not any((r.prompt_id or "").startswith("generate/") for r in judge.requests)
+    assert (result.generator, result.model) == ("scripted/writer", "scripted/test")
+    assert result.ledger is not None
+    assert set(result.ledger.models) >= {"scripted/writer", "scripted/test"}
+    # The same answers, so the same scores as when the judge answered itself.
+    alone, _ = toy_sweep()
+    columns = ["answer", "faithfulness", "completeness", "context_recall"]
+    pd.testing.assert_frame_equal(result.per_question[columns], alone.per_question[columns])

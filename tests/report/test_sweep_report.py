@@ -29,6 +29,7 @@ from rag_judge.jobs.sweep import SweepResult
 from rag_judge.jobs.sweep.objective import Objective, choose_objective
 from rag_judge.jobs.sweep.plan import NO_REFERENCE
 from rag_judge.report.sweep_html import cost_totals, worst_cases
+from rag_judge.report.sweep_models import models_sentence, self_judging_warning
 from rag_judge.report.sweep_report import (
     FILES,
     SweepReport,
@@ -300,3 +301,24 @@ def test_writing_twice_gives_the_same_bytes(toy: SweepResult, tmp_path: Path) ->
     pd.testing.assert_frame_equal(
         pd.read_parquet(first.parquet_path), pd.read_parquet(again.parquet_path)
     )
+
+
+def test_the_report_names_generator_and_judge_and_warns_when_they_are_one(
+    toy: SweepResult, written: SweepReport, tmp_path: Path
+) -> None:
+    summary = written.markdown_path.read_text(encoding="utf-8")
+    assert "Generator `scripted/test`, judge `scripted/test`, k = 1, 2, 3, 4" in summary
+    assert "> **Warning:** The generator scripted/test also judged its own answers" in summary
+    html = written.html_path.read_text(encoding="utf-8")
+    assert "Generator <code>scripted/test</code> · judge <code>scripted/test</code>" in html
+    assert "<strong>Warning:</strong> The generator scripted/test also judged" in html
+    apart = dataclasses.replace(toy, generator="local/writer")
+    report = write_sweep_report(apart, tmp_path / "apart", n_resamples=RESAMPLES)
+    text = report.markdown_path.read_text(encoding="utf-8")
+    assert "Generator `local/writer`, judge `scripted/test`" in text
+    assert "Warning" not in text
+    assert "Warning" not in report.html_path.read_text(encoding="utf-8")
+    external = toy.per_question.assign(answer_source="external")
+    theirs = dataclasses.replace(toy, per_question=external)
+    assert self_judging_warning(theirs) is None
+    assert models_sentence(theirs).startswith("Generator `external (your RAG's answers)`")

@@ -54,3 +54,20 @@ def test_bad_config_files_name_file_and_field(tmp_path: Path, text: str, message
 def test_bad_environment_value_names_the_variable() -> None:
     with pytest.raises(InputError, match="RAG_JUDGE_TIMEOUT"):
         load_settings(env={"RAG_JUDGE_TIMEOUT": "soon"})
+
+
+def test_generator_and_judge_default_to_model_and_model_replaces_them_from_below(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[rag_judge]\nmodel = "local/a"\njudge = "openai/b"\n')
+    from_file = load_settings(env={}, config_path=config)
+    assert (from_file.generator_model, from_file.judge_model) == ("local/a", "openai/b")
+    # --model is the shorthand for both: given as an argument, it beats the file's judge.
+    argued = load_settings({"model": "local/c"}, env={}, config_path=config)
+    assert (argued.generator_model, argued.judge_model) == ("local/c", "local/c")
+    both = load_settings({"model": "local/c", "judge": "openai/d"}, env={}, config_path=config)
+    assert (both.generator_model, both.judge_model) == ("local/c", "openai/d")
+    env = {"RAG_JUDGE_GENERATOR": "local/e"}
+    assert load_settings(env=env, config_path=config).generator_model == "local/e"
+    assert load_settings(env={}).judge == load_settings(env={}).generator is None

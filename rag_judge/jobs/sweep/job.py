@@ -70,6 +70,8 @@ async def arun_job(
     metrics: Iterable[str] = DEFAULT_METRICS,
     objective: str | None = None,
     model: str | None = None,
+    generator: str | None = None,
+    judge: str | None = None,
     embeddings: str | None = None,
     base_url: str | None = None,
     concurrency: int | None = None,
@@ -82,6 +84,7 @@ async def arun_job(
     rag: str | None = None,
     settings: Settings | None = None,
     client: ModelClient | None = None,
+    generator_client: ModelClient | None = None,
     progress: Progress | None = None,
     on_start: Callable[[int], None] | None = None,
 ) -> SweepResult:
@@ -97,6 +100,9 @@ async def arun_job(
         objective: What the best k maximises (default ``faithfulness*completeness``); checked
             before any model call.
         model: Generator and judge, ``provider/model`` (default: settings, then local).
+        generator: The model that answers, when it is not ``model``.
+        judge: The model that judges, when it is not ``model`` (a model judging its own
+            answers favours them; the report warns when the two are one model).
         embeddings: Embedder for answer relevancy and dense retrieval (default: settings).
         base_url: OpenAI-compatible server for ``openai/`` and ``litellm/`` models.
         concurrency: Model calls in flight (the local model runs one at a time regardless).
@@ -114,7 +120,9 @@ async def arun_job(
             retrievals (and answers), or an ``http(s)://`` endpoint; ``retriever`` and
             ``rerank`` do not apply.
         settings: Explicit settings instead of arguments, environment and config file.
-        client: A ready model client (tests, custom backends); overrides ``model``.
+        client: A ready model client (tests, custom backends); overrides ``model`` and
+            ``judge``, and generates too unless ``generator_client`` is given.
+        generator_client: A ready model client that answers (tests, custom backends).
         progress: Called with each finished question's id.
         on_start: Called with the number of questions once the RAG is built.
     """
@@ -123,12 +131,20 @@ async def arun_job(
     names = tuple(metrics)
     get_judges(names)  # an unknown name fails now, before an index is built
     chosen = settings or load_settings(
-        {"model": model, "embeddings": None, "base_url": base_url, "concurrency": concurrency}
+        {
+            "model": model,
+            "generator": generator,
+            "judge": judge,
+            "base_url": base_url,
+            "concurrency": concurrency,
+        }
     )
     loaded = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
     if limit is not None:
         loaded = loaded.limit(limit)
-    session = open_session(chosen, cache=cache, client=client, embeddings=embeddings)
+    session = open_session(
+        chosen, cache=cache, client=client, generator=generator_client, embeddings=embeddings
+    )
     needs_embedder = any(JUDGES[n].needs_embedder for n in names if n not in loaded.not_applicable)
     options = JudgeOptions(support_probability=support_probability, mode=mode, reasons=reasons)
     common: dict[str, Any] = {
@@ -145,7 +161,12 @@ async def arun_job(
         if on_start is not None:
             on_start(len(loaded.queries))
         return await run_sweep(
-            loaded, rag=load_external_rag(rag), client=session.client, embedder=embedder, **common
+            loaded,
+            rag=load_external_rag(rag),
+            client=session.client,
+            generator=session.generator,
+            embedder=embedder,
+            **common,
         )
     built = await build_rag(loaded, session, retriever=retriever, needs_embedder=needs_embedder)
     check_ks_fit(ks, len(built.chunks))
@@ -154,7 +175,7 @@ async def arun_job(
         from rag_judge.pipeline.rerank import RerankedRetriever, reranker_from_spec
 
         texts = {c.id: c.text for c in built.chunks}
-        reranker = reranker_from_spec(rerank, client=session.client, chunk_texts=texts)
+        reranker = reranker_from_spec(rerank, client=session.generator, chunk_texts=texts)
         under_test = RerankedRetriever(under_test, reranker, depth=rerank_depth)
     if on_start is not None:
         on_start(len(loaded.queries))
@@ -163,6 +184,7 @@ async def arun_job(
         retriever=under_test,
         chunks=built.chunks,
         client=session.client,
+        generator=session.generator,
         embedder=built.embedder,
         **common,
     )

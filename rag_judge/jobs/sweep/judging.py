@@ -38,6 +38,9 @@ class QuestionRunner:
 
     plan: SweepPlan
     client: ModelClient
+    """The judge."""
+    generator: ModelClient
+    """The model that answers (often the judge's own client)."""
     embedder: EmbeddingClient | None
     options: JudgeOptions
 
@@ -54,7 +57,7 @@ class QuestionRunner:
             Generation(answer=answers[k], status="ok")
             if answers
             else await generate_answer(
-                self.client,
+                self.generator,
                 question=query.question,
                 contexts=contexts[:k],
                 language=prompt_language,

@@ -37,7 +37,9 @@ class SweepResult:
     uncovered: Mapping[str, str] = field(default_factory=dict)
     """Questions left out of the ``text_*`` measures (no chunk covers their reference): why."""
     model: str = ""
-    """The generator and judge model, ``provider/model``."""
+    """The judge model, ``provider/model``."""
+    generator: str = ""
+    """The model that answered, ``provider/model`` ("" when unknown: read as ``model``)."""
     ledger: Ledger | None = field(default=None, repr=False)
     """The client's ledger: exact calls, cache hits and tokens of the whole sweep."""
     judgements: Mapping[tuple[str, int], Mapping[str, JudgeResult]] = field(

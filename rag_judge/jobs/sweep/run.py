@@ -41,6 +41,7 @@ async def run_sweep(
     retriever: Retriever | None = None,
     chunks: Sequence[Chunk] | None = None,
     client: ModelClient,
+    generator: ModelClient | None = None,
     embedder: EmbeddingClient | None = None,
     ks: Iterable[int] = range(1, 11),
     metrics: Iterable[str] = DEFAULT_METRICS,
@@ -66,8 +67,9 @@ async def run_sweep(
         eval_set: Questions, reference answers, qrels and the manifest's not-applicable list.
         retriever: The retriever under test (BM25, dense, hybrid, reranked, ...).
         chunks: The chunks the retriever indexes (their texts are the contexts).
-        client: Model client for generation and judging; give it a ``ResponseCache`` to make
-            the sweep resumable.
+        client: The judge's model client (and the generator's unless ``generator`` is given);
+            give it a ``ResponseCache`` to make the sweep resumable.
+        generator: The model client that answers, when it is not the judge's.
         embedder: Embedding client for answer relevancy (skipped without one).
         ks: Cutoffs to sweep; run in ascending order.
         metrics: Judge names; those the set cannot support are skipped and reported.
@@ -93,8 +95,9 @@ async def run_sweep(
         raise InputError("give a retriever and its chunks, or rag", field="retriever")
     else:
         got = await from_index(eval_set, retriever, chunks, plan.ks, text_threshold)
-    runner = QuestionRunner(plan, client, embedder, options or JudgeOptions())
-    gate = asyncio.Semaphore(client.policy.concurrency)
+    answering = generator or client
+    runner = QuestionRunner(plan, client, answering, embedder, options or JudgeOptions())
+    gate = asyncio.Semaphore(min(client.policy.concurrency, answering.policy.concurrency))
 
     async def one(query: EvalQuery) -> QuestionRun:
         async with gate:
@@ -113,6 +116,7 @@ async def run_sweep(
         skipped={**plan.skipped, **got.skipped},
         uncovered=got.uncovered,
         model=client.name,
+        generator=answering.name,
         ledger=client.ledger,
         judgements={
             (run.query.id, k): {**judged, **run.once}
