@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import random
 import re
 import time
@@ -43,6 +44,14 @@ from rag_judge.core.types import Usage
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R", bound=BaseModel)
+
+LOG = logging.getLogger("rag_judge")
+"""Said once per run on stderr (Python's last-resort handler, or the application's own)."""
+
+PROSE_HINT = (
+    "a server that ignores response_format does this: if it repeats, try --json-mode "
+    "json_object, or a model that follows JSON instructions"
+)
 
 REPAIR_INSTRUCTION = (
     "Your previous reply could not be used: {error}\n"
@@ -140,6 +149,7 @@ class ModelClient:
         self._semaphore = asyncio.Semaphore(self.policy.concurrency)
         self._flights: dict[str, asyncio.Future[tuple[Any, dict[str, Any]]]] = {}
         self._sleep = sleep
+        self._prose_said = False
 
     @property
     def name(self) -> str:
@@ -165,6 +175,10 @@ class ModelClient:
         value, error = parse_structured(result.text, output)
         if value is not None:
             return StructuredResult[T](value=value, raw=result.text, **_carry(result))
+        prose = is_prose(result.text)
+        if prose:
+            error = f"{error}: the reply was prose, not JSON ({PROSE_HINT})"
+            self._note_prose()
         repair = first.model_copy(
             update={
                 "messages": (
@@ -190,6 +204,18 @@ class ModelClient:
             cached=second.cached,
             repaired=True,
         )
+
+    def _note_prose(self) -> None:
+        """Count a prose reply in the ledger; say so on stderr the first time only."""
+        self.ledger.note_prose(self.name)
+        if not self._prose_said:
+            self._prose_said = True
+            LOG.warning(
+                "warning: %s answered prose, not JSON, to a request for a JSON schema; each such "
+                "reply is repaired once (the ledger counts them). %s",
+                self.name,
+                PROSE_HINT,
+            )
 
     async def yes_probability(self, request: ChatRequest) -> YesNoResult:
         """P(yes) from the backend's log-probabilities (the backend must support them)."""
@@ -350,6 +376,11 @@ class ModelClient:
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def is_prose(text: str) -> bool:
+    """True when a reply holds no JSON object or array at all (the server ignored the schema)."""
+    return "{" not in text and "[" not in text
 
 
 def parse_structured(text: str, output: type[T]) -> tuple[T | None, str | None]:

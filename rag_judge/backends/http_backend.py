@@ -260,8 +260,8 @@ class HTTPChat(_HTTPBase):
     """A chat model behind an OpenAI-compatible chat-completions API, without the SDK
     (``name``: ``openai-compatible/<model>``)."""
 
-    json_mode: str = "json_schema"
-    """How a JSON schema is sent (``openai_backend.send_structured``)."""
+    json_mode: str = "auto"
+    """How a JSON schema is sent (``openai_backend.JSON_MODES``)."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion; a JSON schema on the request becomes ``response_format``."""
@@ -272,10 +272,9 @@ class HTTPChat(_HTTPBase):
         if schema is None:
             return _chat_reply(await self._post("/chat/completions", payload))
 
-        async def send(form: dict[str, Any]) -> ChatResponse:
-            return _chat_reply(
-                await self._post("/chat/completions", payload | {"response_format": form})
-            )
+        async def send(form: dict[str, Any] | None) -> ChatResponse:
+            extra = {} if form is None else {"response_format": form}
+            return _chat_reply(await self._post("/chat/completions", payload | extra))
 
         return await send_structured(self, schema, send)
 

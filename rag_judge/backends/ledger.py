@@ -34,6 +34,8 @@ class ModelTally:
     """Wall time spent in backend calls."""
     statuses: Counter[str] = field(default_factory=Counter)
     """How calls ended: ok, backend_error, timeout, parse_error ..."""
+    prose: int = 0
+    """Replies that were prose where a JSON schema was asked for (each then repaired once)."""
 
 
 class Ledger:
@@ -71,6 +73,13 @@ class Ledger:
             tally.unreported += 1
         tally.seconds += seconds
 
+    def note_prose(self, model: str) -> None:
+        """Count a reply that was prose where JSON was asked for."""
+        tally = self.models.get(model)
+        if tally is None:
+            tally = self.models[model] = ModelTally()
+        tally.prose += 1
+
     def cost_usd(self, model: str) -> float | None:
         """Spend for a model, or None when its price, or the tokens of some of its calls, are
         unknown (never a silent 0)."""
@@ -100,6 +109,8 @@ class Ledger:
         if model.split("/", 1)[0] not in FREE_PROVIDERS:
             cost = self.cost_usd(model)
             parts.append("cost unknown" if cost is None else f"${cost:.4f}")
+        if t.prose:
+            parts.append(f"{t.prose} repl{'ies' if t.prose != 1 else 'y'} in prose, not JSON")
         failed = {s: n for s, n in sorted(t.statuses.items()) if s != "ok"}
         if failed:
             parts.append("failed: " + ", ".join(f"{n} {s}" for s, n in failed.items()))
@@ -118,6 +129,7 @@ class Ledger:
                 "unreported_usage": t.unreported,
                 "seconds": round(t.seconds, 3),
                 "statuses": dict(t.statuses),
+                "prose_replies": t.prose,
                 "cost_usd": self.cost_usd(model),
             }
             for model, t in self.models.items()

@@ -88,8 +88,8 @@ class _LiteLLMBase:
 class LiteLLMChat(_LiteLLMBase):
     """A chat model through ``litellm.acompletion`` (``name``: ``litellm/<provider>/<model>``)."""
 
-    json_mode: str = "json_schema"
-    """How a JSON schema is sent (``openai_backend.send_structured``)."""
+    json_mode: str = "auto"
+    """How a JSON schema is sent (``openai_backend.JSON_MODES``)."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One completion; a JSON schema on the request becomes ``response_format``."""

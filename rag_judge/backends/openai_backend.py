@@ -105,8 +105,8 @@ class _OpenAIBase:
 class OpenAIChat(_OpenAIBase):
     """A chat model behind the OpenAI chat-completions API (``name``: ``openai/<model>``)."""
 
-    json_mode: str = "json_schema"
-    """How a JSON schema is sent (see :func:`send_structured`)."""
+    json_mode: str = "auto"
+    """How a JSON schema is sent (``JSON_MODES``, :func:`send_structured`)."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion; a JSON schema on the request becomes ``response_format``."""
@@ -180,7 +180,7 @@ def chat_messages(request: ChatRequest) -> list[dict[str, str]]:
 
 
 class JsonModed(Protocol):
-    """A chat backend that remembers how its endpoint takes a JSON schema."""
+    """A backend that sends JSON schemas as ``response_format`` in one of ``JSON_MODES``."""
 
     json_mode: str
 
@@ -188,17 +188,19 @@ class JsonModed(Protocol):
 async def send_structured(
     backend: JsonModed,
     schema: Mapping[str, Any],
-    send: Callable[[dict[str, Any]], Awaitable[ChatResponse]],
+    send: Callable[[dict[str, Any] | None], Awaitable[ChatResponse]],
 ) -> ChatResponse:
-    """Send with ``response_format`` in the backend's ``json_mode``: OpenAI's ``json_schema``
-    first; a server that refuses it by name (:func:`format_rejected`, whatever the status) gets
-    ``json_object`` with the schema, and so does every later call to this backend (one backend
-    per endpoint, so the choice is remembered per endpoint)."""
+    """Send with ``response_format`` in the backend's ``json_mode`` (``JSON_MODES``). In
+    ``auto``, a server that refuses ``json_schema`` by name (:func:`format_rejected`, whatever
+    the status) gets ``json_object`` with the schema, and so does every later call to this
+    backend (one backend per endpoint, so the choice is remembered per endpoint)."""
     mode = backend.json_mode
+    if mode == "none":
+        return await send(None)
     try:
-        return await send(response_format(schema, mode))
+        return await send(response_format(schema, "json_schema" if mode == "auto" else mode))
     except BackendError as error:
-        if mode != "json_schema" or not format_rejected(error):
+        if mode != "auto" or not format_rejected(error):
             raise
     reply = await send(response_format(schema, "json_object"))
     backend.json_mode = "json_object"  # this server takes the other form: keep using it

@@ -16,6 +16,7 @@ from typing import Final
 
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.protocol import ChatBackend, EmbeddingBackend
+from rag_judge.backends.types import JSON_MODES
 from rag_judge.core.errors import InputError
 
 DEFAULT_MODEL: Final = "local/qwen2.5-coder-1.5b"
@@ -57,9 +58,25 @@ def parse_model_name(name: str, providers: tuple[str, ...] = CHAT_PROVIDERS) -> 
 
 
 def chat_backend(
-    name: str, *, base_url: str | None = None, api_key: str | None = None
+    name: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    json_mode: str = "auto",
 ) -> ChatBackend:
-    """The chat backend for a model name (imports its SDK now, not before)."""
+    """The chat backend for a model name (imports its SDK now, not before). ``json_mode`` (one
+    of ``JSON_MODES``) is how a server is sent JSON schemas; in-process models ignore it."""
+    if json_mode not in JSON_MODES:
+        raise InputError(
+            f"unknown JSON mode {json_mode!r}; known: {', '.join(JSON_MODES)}", field="json_mode"
+        )
+    backend = _chat_backend(name, base_url=base_url, api_key=api_key)
+    if hasattr(backend, "json_mode"):
+        backend.json_mode = json_mode
+    return backend
+
+
+def _chat_backend(name: str, *, base_url: str | None, api_key: str | None) -> ChatBackend:
     parsed = parse_model_name(name)
     if parsed.provider == "openai":
         from rag_judge.backends.openai_backend import OpenAIChat

@@ -85,3 +85,14 @@ def cache_key(kind: str, model: str, endpoint: str | None, payload: BaseModel) -
     }
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+JSON_MODES = ("auto", "json_schema", "json_object", "none")
+"""How a JSON schema is sent to a server (setting ``json_mode``, ``--json-mode``):
+
+- ``auto``: OpenAI's ``json_schema``; a server that refuses it by name gets ``json_object`` with
+  the schema (llama.cpp's form), remembered for the rest of the run;
+- ``json_schema`` / ``json_object``: that form only (a refusal is an error, not a switch);
+- ``none``: no ``response_format`` at all, for a server that fails on any: the prompt asks for
+  the JSON and the reply is parsed, and repaired once, like any other.
+"""

@@ -7,7 +7,13 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import echo_cost, friendly_errors, judge_mode_options, make_console
+from rag_judge.cli.common import (
+    echo_cost,
+    friendly_errors,
+    json_mode_option,
+    judge_mode_options,
+    make_console,
+)
 from rag_judge.judges import DEFAULT_CALIBRATED
 from rag_judge.report.tables import to_rich
 
@@ -104,6 +110,7 @@ from rag_judge.report.tables import to_rich
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap and split seed.")
 @judge_mode_options
+@json_mode_option
 @friendly_errors
 def calibrate_command(
     scores: Path | None,

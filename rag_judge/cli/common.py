@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 import click
 from rich.console import Console
 
+from rag_judge.backends.types import JSON_MODES
 from rag_judge.core.errors import RagJudgeError
 from rag_judge.judges import JUDGES
 from rag_judge.judges.work import JudgeMode
@@ -57,6 +58,17 @@ def judge_mode_options(command: F) -> F:
         help="score: read and score (claims split without a model, verdicts from one-token "
         "yes/no probabilities; default for local/ models); generate: claims, verdicts and "
         "reasons written as JSON (default for API models).",
+    )(command)
+
+
+def json_mode_option(command: F) -> F:
+    """``--json-mode``: how JSON schemas are sent to a server (a setting, ``json_mode``)."""
+    return click.option(
+        "--json-mode",
+        type=click.Choice(JSON_MODES),
+        help="How openai/, openai-compatible/ and litellm/ servers get the JSON schema: auto "
+        "(json_schema, json_object if refused; default), json_schema, json_object, or none "
+        "(no response_format: for a server that fails on it).",
     )(command)
 
 

@@ -12,6 +12,7 @@ from rag_judge.cli.common import (
     JUDGE_NAMES,
     echo_cost,
     friendly_errors,
+    json_mode_option,
     judge_mode_options,
     make_console,
     metric_names,
@@ -45,6 +46,7 @@ from rag_judge.report.tables import judge_summary_table, to_rich
 @click.option("--language", help="Prompt language for every row (default: detected).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
 @judge_mode_options
+@json_mode_option
 @friendly_errors
 def score(
     input_path: Path,

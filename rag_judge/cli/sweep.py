@@ -7,7 +7,13 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import JUDGE_NAMES, friendly_errors, judge_mode_options, metric_names
+from rag_judge.cli.common import (
+    JUDGE_NAMES,
+    friendly_errors,
+    json_mode_option,
+    judge_mode_options,
+    metric_names,
+)
 from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE
 from rag_judge.judges.work import JudgeMode
 
@@ -78,6 +84,7 @@ from rag_judge.judges.work import JudgeMode
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
 @judge_mode_options
+@json_mode_option
 @friendly_errors
 def sweep(
     eval_set: str,

@@ -77,7 +77,9 @@ class Session:
         return self._generator
 
     def _chat_client(self, name: str) -> ModelClient:
-        backend = chat_backend(name, base_url=self.settings.base_url)
+        backend = chat_backend(
+            name, base_url=self.settings.base_url, json_mode=self.settings.json_mode
+        )
         return ModelClient(backend, cache=self.cache, policy=self.policy, ledger=self.ledger)
 
     @property

@@ -1,7 +1,7 @@
 """Settings from arguments, the environment and a config file, in that order of precedence.
 
 Environment: ``RAG_JUDGE_MODEL``, ``RAG_JUDGE_GENERATOR``, ``RAG_JUDGE_JUDGE``,
-``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``,
+``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``, ``RAG_JUDGE_JSON_MODE``,
 ``RAG_JUDGE_CACHE_DIR``, ``RAG_JUDGE_CONCURRENCY``, ``RAG_JUDGE_TIMEOUT``,
 ``RAG_JUDGE_MAX_ATTEMPTS``, and ``RAG_JUDGE_CONFIG`` (path of the config file).
 Config file (TOML): the first of ``$RAG_JUDGE_CONFIG``, ``./rag_judge.toml`` and the user
@@ -23,6 +23,7 @@ from typing import Any
 import platformdirs
 
 from rag_judge.backends.registry import DEFAULT_EMBEDDINGS, DEFAULT_MODEL
+from rag_judge.backends.types import JSON_MODES
 from rag_judge.core.errors import InputError
 
 ENV_PREFIX = "RAG_JUDGE_"
@@ -49,6 +50,8 @@ class Settings:
     """Embedding model, ``provider/model``."""
     base_url: str | None = None
     """OpenAI-compatible server for ``openai/`` and ``litellm/`` models (None: provider's)."""
+    json_mode: str = "auto"
+    """How JSON schemas are sent to a server (``rag_judge.backends.types.JSON_MODES``)."""
     cache_dir: Path = field(default_factory=default_cache_dir)
     """Response cache and other artefacts."""
     concurrency: int = 8
@@ -179,7 +182,15 @@ def _convert(name: str, value: Any, *, source: str) -> Any:
     kind = {"concurrency": int, "max_attempts": int, "timeout": float, "cache_dir": Path}.get(name)
     if kind is None:
         optional = name in ("base_url", "generator", "judge")
-        return None if value in ("", None) and optional else str(value)
+        if value in ("", None) and optional:
+            return None
+        if name == "json_mode" and value not in JSON_MODES:
+            raise InputError(
+                f"{value!r} is not a JSON mode; known: {', '.join(JSON_MODES)}",
+                source=source,
+                field=name,
+            )
+        return str(value)
     try:
         converted = kind(value)
     except (TypeError, ValueError):

@@ -82,8 +82,9 @@ def test_a_server_that_takes_json_schema_keeps_it(
     backend = make("m", base_url=fake_openai.base_url, api_key="k")
     result = asyncio.run(ModelClient(backend).structured(ChatRequest.of(("user", "?")), City))
     assert result.status == "ok"
-    assert backend.json_mode == "json_schema"
+    assert backend.json_mode == "auto"
     assert fake_openai.total_calls == 1
+    assert fake_openai.requests[0][1]["response_format"]["type"] == "json_schema"
 
 
 @pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
@@ -127,3 +128,73 @@ def test_what_counts_as_a_refused_format() -> None:
     assert classify_status(503)
     assert not classify_status(503, "logprobs are not supported")
     assert not classify_status(400)
+
+
+@pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
+@pytest.mark.parametrize(
+    ("mode", "sent"),
+    [("json_object", "json_object"), ("json_schema", "json_schema"), ("none", None)],
+)
+def test_a_json_mode_set_by_the_user_is_the_only_form_sent(
+    make: Any,
+    mode: str,
+    sent: str | None,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+) -> None:
+    fake_openai.respond = lambda body: '{"city": "Paris"}'
+    backend = chat_backend_for(make, fake_openai, mode)
+    result = asyncio.run(ModelClient(backend).structured(ChatRequest.of(("user", "?")), City))
+    assert result.status == "ok"
+    form = fake_openai.requests[0][1].get("response_format")
+    assert (None if form is None else form["type"]) == sent
+
+
+@pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
+def test_a_forced_json_schema_refused_is_an_error_not_a_switch(
+    make: Any,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+) -> None:
+    fake_openai.fail_when = refuse_like_llama_cpp_python
+    backend = chat_backend_for(make, fake_openai, "json_schema")
+    client = ModelClient(backend, policy=FAST)
+    result = asyncio.run(client.structured(ChatRequest.of(("user", "?")), City))
+    assert result.status == "backend_error"
+    assert "response_format" in (result.error or "")
+    assert fake_openai.total_calls == 1
+
+
+def chat_backend_for(make: Any, server: FakeOpenAIServer, mode: str) -> Any:
+    backend = make("m", base_url=server.base_url, api_key="k")
+    backend.json_mode = mode
+    return backend
+
+
+@pytest.mark.parametrize("make", BACKENDS, ids=lambda b: b.__name__)
+def test_prose_instead_of_json_is_repaired_counted_and_said_once(
+    make: Any,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server that ignores response_format answers prose; the repair turn gets JSON."""
+    fake_openai.respond = lambda body: (
+        '{"city": "Paris"}' if len(body["messages"]) > 1 else "The capital is Paris."
+    )
+    backend = make("m", base_url=fake_openai.base_url, api_key="k")
+    client = ModelClient(backend, policy=FAST)
+
+    async def two_rows() -> list[Any]:
+        return [
+            await client.structured(ChatRequest.of(("user", f"capital {i}?")), City)
+            for i in range(2)
+        ]
+
+    with caplog.at_level("WARNING", logger="rag_judge"):
+        results = asyncio.run(two_rows())
+    assert [(r.status, r.repaired, r.value) for r in results] == [
+        ("ok", True, City(city="Paris"))
+    ] * 2
+    assert client.ledger.models[backend.name].prose == 2
+    assert "2 replies in prose, not JSON" in client.ledger.describe(backend.name)
+    said = [r.getMessage() for r in caplog.records if "answered prose" in r.getMessage()]
+    assert len(said) == 1
+    assert "--json-mode" in said[0]

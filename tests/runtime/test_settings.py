@@ -71,3 +71,10 @@ def test_generator_and_judge_default_to_model_and_model_replaces_them_from_below
     env = {"RAG_JUDGE_GENERATOR": "local/e"}
     assert load_settings(env=env, config_path=config).generator_model == "local/e"
     assert load_settings(env={}).judge == load_settings(env={}).generator is None
+
+
+def test_the_json_mode_is_a_setting_and_checked() -> None:
+    assert load_settings(env={}).json_mode == "auto"
+    assert load_settings({"json_mode": "none"}, env={}).json_mode == "none"
+    with pytest.raises(InputError, match="not a JSON mode; known: auto, json_schema"):
+        load_settings(env={"RAG_JUDGE_JSON_MODE": "yaml"})
