@@ -78,6 +78,11 @@ FAILURE_SHAPES: dict[str, tuple[int, str, str]] = {
 }
 """Named failure shapes of real servers: behaviour name -> (status, error message, type)."""
 
+FAKE_THINKING = "Let me think. The passage says so, so the answer is clear."
+"""What a thinking reply thinks (its words are its reported reasoning tokens)."""
+THINKING = ("reasoning_content", "think_tags")
+"""Behaviours whose replies carry the model's thinking besides the answer."""
+
 
 class FakeOpenAIServer:
     """The server plus its knobs; ``calls``, ``total_calls`` and ``requests`` are the record."""
@@ -208,13 +213,21 @@ class FakeOpenAIServer:
             content = VIOLATION
         else:
             content = self.respond(body)
+        message: Body = {"role": "assistant", "content": content}
+        thinking = FAKE_THINKING
+        details: Body = {}
+        if behaviour == "reasoning_content":  # DeepSeek's API, vLLM's --reasoning-parser
+            message["reasoning_content"] = thinking
+            details = {"completion_tokens_details": {"reasoning_tokens": len(thinking.split())}}
+        elif behaviour == "think_tags":  # Qwen3/DeepSeek-R1 on a server that does not split
+            message["content"] = f"<think>\n{thinking}\n</think>\n\n{content}"
         choice: Body = {
             "index": 0,
-            "message": {"role": "assistant", "content": content},
+            "message": message,
             "finish_reason": finish,
             "logprobs": None,
         }
-        if body.get("logprobs"):
+        if body.get("logprobs") and behaviour != "no_logprobs":  # a server that ignores them
             top = self.top_logprobs(body)[: int(body.get("top_logprobs") or 0) or None]
             first = top[0] if top else (content[:1], 0.0)
             choice["logprobs"] = {
@@ -230,7 +243,7 @@ class FakeOpenAIServer:
                 ]
             }
         prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
-        completion = len(content.split())
+        completion = len(content.split()) + (len(thinking.split()) if behaviour in THINKING else 0)
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -241,6 +254,7 @@ class FakeOpenAIServer:
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
+                **details,
             },
         }
 

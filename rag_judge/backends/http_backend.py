@@ -40,6 +40,7 @@ from rag_judge.backends.openai_backend import (
     send_structured,
     yes_share,
 )
+from rag_judge.backends.thinking import thinking_field
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
 from rag_judge.core.types import Usage
 
@@ -77,9 +78,21 @@ def _chat_reply(body: Any) -> ChatResponse:
         message = choice["message"]
         content, refusal = message["content"], message.get("refusal")
         finish_reason, usage = choice.get("finish_reason"), _usage(body.get("usage"))
+        raw_usage = body.get("usage")
+        details = (
+            raw_usage.get("completion_tokens_details") if isinstance(raw_usage, dict) else None
+        )
+        reported = details.get("reasoning_tokens") if isinstance(details, dict) else None
     except (AttributeError, IndexError, KeyError, TypeError) as error:
         raise malformed_reply(error) from error
-    return checked_reply(content, refusal, finish_reason, usage)
+    return checked_reply(
+        content,
+        refusal,
+        finish_reason,
+        usage,
+        thinking=thinking_field(message),
+        reasoning_tokens=reported if isinstance(reported, int) else None,
+    )
 
 
 def _yes_no_reply(body: Any) -> YesNoResponse:

@@ -28,6 +28,8 @@ class ModelTally:
     """Of ``cached``: identical requests made at the same time, answered by one backend call."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Of ``completion_tokens``, those a reasoning model spent thinking."""
     unreported: int = 0
     """Answered calls whose reply carried no token counts (their tokens are unknown, not 0)."""
     seconds: float = 0.0
@@ -69,6 +71,7 @@ class Ledger:
         tally.attempts += attempts
         tally.prompt_tokens += usage.prompt_tokens
         tally.completion_tokens += usage.completion_tokens
+        tally.reasoning_tokens += usage.reasoning_tokens
         if status == "ok" and not usage.reported:
             tally.unreported += 1
         tally.seconds += seconds
@@ -103,6 +106,8 @@ class Ledger:
             parts.append("tokens not reported")
         else:
             tokens = f"{t.prompt_tokens} prompt + {t.completion_tokens} completion tokens"
+            if t.reasoning_tokens:
+                tokens += f" ({t.reasoning_tokens} of them thinking)"
             if t.unreported:
                 tokens += f" (not reported for {t.unreported} of the calls)"
             parts.append(tokens)
@@ -126,6 +131,7 @@ class Ledger:
                 "attempts": t.attempts,
                 "prompt_tokens": t.prompt_tokens,
                 "completion_tokens": t.completion_tokens,
+                "reasoning_tokens": t.reasoning_tokens,
                 "unreported_usage": t.unreported,
                 "seconds": round(t.seconds, 3),
                 "statuses": dict(t.statuses),

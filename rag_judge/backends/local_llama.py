@@ -115,6 +115,8 @@ class LocalLlama:
             ``.gguf`` path does not exist (checked cheaply here; loading waits for a call).
     """
 
+    logprobs_in_process: ClassVar[bool] = True
+    """P(yes) comes from the model's own logits: no probe needed (``judges.mode``)."""
     _registry: ClassVar[dict[tuple[str, int, int, bool], _Loaded]] = {}
     _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 

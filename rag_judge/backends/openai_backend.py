@@ -26,6 +26,7 @@ from rag_judge.backends.errors import (
     format_rejected,
     parse_retry_after,
 )
+from rag_judge.backends.thinking import split_thinking, thinking_field, with_thinking
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
 from rag_judge.core.types import Usage
 
@@ -238,10 +239,20 @@ def chat_response(completion: Any) -> ChatResponse:
         choice = completion.choices[0]
         message = choice.message
         content, refusal = message.content, getattr(message, "refusal", None)
-        finish_reason, usage = choice.finish_reason, usage_of(getattr(completion, "usage", None))
+        raw_usage = getattr(completion, "usage", None)
+        finish_reason, usage = choice.finish_reason, usage_of(raw_usage)
     except (AttributeError, IndexError, KeyError, TypeError) as error:
         raise malformed_reply(error) from error
-    return checked_reply(content, refusal, finish_reason, usage)
+    details = getattr(raw_usage, "completion_tokens_details", None)
+    reported = getattr(details, "reasoning_tokens", None)
+    return checked_reply(
+        content,
+        refusal,
+        finish_reason,
+        usage,
+        thinking=thinking_field(message),
+        reasoning_tokens=reported if isinstance(reported, int) else None,
+    )
 
 
 def malformed_reply(error: BaseException) -> BackendError:
@@ -251,13 +262,29 @@ def malformed_reply(error: BaseException) -> BackendError:
     )
 
 
-def checked_reply(content: Any, refusal: Any, finish_reason: Any, usage: Usage) -> ChatResponse:
-    """The reply's text, unless the model refused or said nothing (both raise)."""
+def checked_reply(
+    content: Any,
+    refusal: Any,
+    finish_reason: Any,
+    usage: Usage,
+    *,
+    thinking: str = "",
+    reasoning_tokens: int | None = None,
+) -> ChatResponse:
+    """The reply's answer, without a reasoning model's thinking (in its own field or between
+    ``<think>`` tags; its tokens go into ``usage``), unless the model refused or said nothing
+    (both raise)."""
     if refusal:
         raise BackendRefusal(f"the model refused: {str(refusal)[:200]}")
-    if not content:
-        raise BackendError(f"empty reply (finish_reason={finish_reason})", transient=True)
-    return ChatResponse(text=str(content), usage=usage, finish_reason=finish_reason)
+    answer, tagged = split_thinking(str(content or ""))
+    thinking = thinking or tagged
+    if thinking:  # LiteLLM moves <think> to reasoning_content and leaves the blank lines
+        answer = answer.strip()
+    usage = with_thinking(usage, reasoning_tokens, thinking, answer)
+    if not answer:
+        after = " after thinking" if thinking else ""
+        raise BackendError(f"empty reply{after} (finish_reason={finish_reason})", transient=True)
+    return ChatResponse(text=answer, usage=usage, finish_reason=finish_reason)
 
 
 def yes_no_response(completion: Any) -> YesNoResponse:

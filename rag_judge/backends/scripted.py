@@ -21,6 +21,9 @@ Responder = Callable[[ChatRequest], Reply]
 class ScriptedBackend:
     """Answers from a queue or a callable; ``requests`` lists everything it was sent."""
 
+    logprobs_in_process = True
+    """P(yes) is scripted like any reply: no probe needed (``judges.mode``)."""
+
     def __init__(
         self,
         replies: Iterable[Reply] = (),

@@ -39,6 +39,9 @@ class Usage(BaseModel):
     """Tokens read."""
     completion_tokens: int = 0
     """Tokens generated."""
+    reasoning_tokens: int = 0
+    """Of ``completion_tokens``, those a reasoning model spent thinking (as the server reports
+    them, else estimated by characters: ``rag_judge.backends.thinking``)."""
     reported: bool = True
     """False when the reply carried no token counts: the zeros above mean unknown, not free."""
 
@@ -46,6 +49,7 @@ class Usage(BaseModel):
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             reported=self.reported and other.reported,
         )
 

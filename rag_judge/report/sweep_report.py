@@ -115,6 +115,8 @@ def render_summary_markdown(
     ]
     if (warning := self_judging_warning(result)) is not None:
         lines += [f"> **Warning:** {_md(warning)}", ""]
+    if result.judge_mode_note:
+        lines += [f"> {_md(result.judge_mode_note)}.", ""]
     if best is not None:
         significance = "significantly" if best.significant else "not significantly"
         lines += [

@@ -9,12 +9,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from fault_proxy import FaultProxy, fault_proxy_for  # noqa: F401
 from real_llama_server import RealServer, llama_server  # noqa: F401
 
+from rag_judge.backends.registry import DEFAULT_MODEL
 from rag_judge.cli import main
+
+pytestmark = pytest.mark.slow  # one real server per session, ~4 minutes on 2 cores
 
 ROWS = [
     {
@@ -99,3 +103,33 @@ def test_score_mode_reads_log_probabilities_from_the_real_server(
     assert again.exit_code == 0, again.output
     assert results(tmp_path) == judged
     assert "0 calls made" in again.output, again.output
+
+
+def test_a_sweep_generates_in_process_and_judges_through_the_server(
+    tmp_path: Path,
+    llama_server: RealServer,  # noqa: F811
+) -> None:
+    """The generator and the judge apart: the embedded model answers, the server judges (on
+    the scoring path, from its log-probabilities), and the summary names both."""
+    out = tmp_path / "sweep"
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    args = ["sweep", "cmrc2018_zh", "--limit", "2", "--ks", "1-3", "-o", str(out)]
+    args += ["--generator", DEFAULT_MODEL, "--judge", "openai-compatible/local"]
+    args += ["--base-url", llama_server.base_url, "--judge-mode", "score"]
+    args += ["--metrics", "faithfulness,completeness"]
+    env = {
+        "RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"),
+        "RAG_JUDGE_CONFIG": str(tmp_path / "empty.toml"),
+    }
+    run = CliRunner().invoke(main, args, env=env)
+    assert run.exit_code == 0, run.output
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert f"Generator `{DEFAULT_MODEL}`, judge `openai-compatible/local`, k = 1, 2, 3" in summary
+    assert "Warning" not in summary
+    frame = pd.read_csv(out / "per_question.csv")
+    assert len(frame) == 6
+    assert set(frame["generation_status"]) == {"ok"}
+    assert frame["faithfulness_status"].isin(["ok", "no_claims"]).all()
+    assert frame["completeness_status"].eq("ok").all()
+    assert f"- {DEFAULT_MODEL}: " in summary
+    assert "- openai-compatible/local: " in summary

@@ -87,7 +87,12 @@ def test_score_writes_results_and_prints_a_summary(
         "claims": [],
         "details": {},
         "prompts": [],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "reported": True},
+        "usage": {
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "reasoning_tokens": 0,
+            "reported": True,
+        },
         "calls": 0,
         "by_k": None,
     }

@@ -35,6 +35,10 @@ class SampleResult(BaseModel):
     """The language of the prompts used (English when there are none for ``language``)."""
     results: dict[str, JudgeResult] = Field(default_factory=dict)
     """Judge results by metric name."""
+    judge_mode: str | None = None
+    """The path the judges took: ``score`` or ``generate`` (None: not recorded)."""
+    judge_mode_note: str = ""
+    """Why it is not the path asked for, e.g. a server without log-probabilities ("" if it is)."""
 
 
 class MetricSummary(BaseModel):
@@ -128,6 +132,8 @@ class EvaluationResult:
                 "metadata": s.sample.metadata,
                 "detected_language": s.language,
                 "prompt_language": s.prompt_language,
+                "judge_mode": s.judge_mode,
+                **({"judge_mode_note": s.judge_mode_note} if s.judge_mode_note else {}),
                 "results": {m: r.model_dump(mode="json") for m, r in s.results.items()},
             }
             for s in self.samples

@@ -20,6 +20,7 @@ from rag_judge.core.types import RagSample
 from rag_judge.data.samples import load_samples
 from rag_judge.jobs.score.result import EvaluationResult, SampleResult
 from rag_judge.judges import Judge, JudgeOptions, SampleWork, get_judges
+from rag_judge.judges.mode import choose_mode
 from rag_judge.judges.scoring import NoncommittalPolicy
 from rag_judge.judges.work import JudgeMode
 from rag_judge.runtime.session import Session, open_session
@@ -102,13 +103,14 @@ async def aevaluate(
         chosen, cache=store, client=client, embedder=embedder, embeddings=embeddings
     )
     client = session.client
+    chosen_mode = await choose_mode(client, mode)
     options = JudgeOptions(
         n_questions=n_questions,
         noncommittal=noncommittal,
         support_probability=(
             client.name.startswith("local/") if support_probability is None else support_probability
         ),
-        mode=mode,
+        mode=chosen_mode.mode,
         reasons=reasons,
     )
     gate = asyncio.Semaphore(client.policy.concurrency)
@@ -116,6 +118,9 @@ async def aevaluate(
     async def one(sample: RagSample) -> SampleResult:
         async with gate:
             result = await _judge_sample(sample, judges, session, options, language)
+            result = result.model_copy(
+                update={"judge_mode": chosen_mode.mode, "judge_mode_note": chosen_mode.note}
+            )
         if progress is not None:
             progress(result)
         return result

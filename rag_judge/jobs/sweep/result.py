@@ -52,6 +52,10 @@ class SweepResult:
     """The top-K chunk ids per question id, best first (the top k are the first k)."""
     objective: str = DEFAULT_OBJECTIVE
     """What the best k maximises, as asked for (checked before the sweep ran)."""
+    judge_mode: str = ""
+    """The path the judges took, ``score`` or ``generate`` ("" when not recorded)."""
+    judge_mode_note: str = ""
+    """Why it is not the path asked for (a server without log-probabilities), or ""."""
 
     @property
     def value_columns(self) -> list[str]:

@@ -12,6 +12,7 @@ sweep makes no model call.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from rag_judge.jobs.sweep.result import SweepResult, build_frame
 from rag_judge.jobs.sweep.rows import QuestionRun, question_rows
 from rag_judge.jobs.sweep.sources import from_index, from_rag
 from rag_judge.judges import DEFAULT_METRICS, JudgeOptions
+from rag_judge.judges.mode import choose_mode
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.pipeline.external.base import ExternalRag
@@ -96,7 +98,10 @@ async def run_sweep(
     else:
         got = await from_index(eval_set, retriever, chunks, plan.ks, text_threshold)
     answering = generator or client
-    runner = QuestionRunner(plan, client, answering, embedder, options or JudgeOptions())
+    options = options or JudgeOptions()
+    chosen_mode = await choose_mode(client, options.mode)
+    options = dataclasses.replace(options, mode=chosen_mode.mode)
+    runner = QuestionRunner(plan, client, answering, embedder, options)
     gate = asyncio.Semaphore(min(client.policy.concurrency, answering.policy.concurrency))
 
     async def one(query: EvalQuery) -> QuestionRun:
@@ -126,6 +131,8 @@ async def run_sweep(
         questions={q.id: q.question for q in queries},
         retrieved={qid: tuple(ids) for qid, ids in got.ids.items()},
         objective=objective,
+        judge_mode=chosen_mode.mode,
+        judge_mode_note=chosen_mode.note,
     )
 
 
