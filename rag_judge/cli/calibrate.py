@@ -169,17 +169,20 @@ def calibrate_command(
         if extra := [name for name, value in given.items() if value is not None]:
             raise click.UsageError(f"--run takes the set's own scores and labels, not {extra[0]}")
         from rag_judge.cli.progress import progress_step
+        from rag_judge.data.calibration_sets import load_calibration_set
         from rag_judge.runtime.outputs import check_output_folder
         from rag_judge.runtime.settings import load_settings
 
         chosen = load_settings(settings)
+        loaded = load_calibration_set(run_set)  # input errors before the progress bar
+        calibration_run.calibrated_metric(loaded, metric)
         out = output or Path(f"calibration_{Path(run_set).name}")
         check_output_folder(out)
         if not no_cache:
             check_output_folder(chosen.cache_dir, what="cache directory")
         with progress_step("judging") as step:
             run = calibration_run.run_calibration(
-                run_set,
+                loaded,
                 out,
                 metric=metric,
                 limit=limit,

@@ -17,8 +17,13 @@ from rag_judge.judges.work import JudgeMode
 
 if TYPE_CHECKING:
     from rag_judge.backends.ledger import Ledger
+    from rag_judge.jobs.score.result import EvaluationResult
 
 JUDGE_NAMES = tuple(JUDGES)
+NOTHING_JUDGED = 3
+"""Exit status of a run in which no row got a value because every call failed (results and
+statuses are still written). 0: done; 2: bad input; 130: interrupted."""
+FAILED_CALLS = ("backend_error", "timeout", "refused", "parse_error")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -78,6 +83,27 @@ def metric_names(text: str) -> list[str]:
     if not names:
         raise click.UsageError(f"--metrics names no judge; known: {', '.join(JUDGE_NAMES)}")
     return names
+
+
+def nothing_judged(result: EvaluationResult) -> str | None:
+    """Why a finished run judged nothing, when no metric scored a row and calls failed (a run
+    that exits 0 with every row a backend_error looks like success in a script); else None."""
+    summaries = result.summary(n_resamples=1)
+    if not summaries or any(s.n_scored for s in summaries):
+        return None
+    failed: dict[str, int] = {}
+    for summary in summaries:
+        for status, n in summary.statuses.items():
+            if status in FAILED_CALLS:
+                failed[status] = failed.get(status, 0) + n
+    if not failed:
+        return None
+    first = next(
+        (r.error for s in result.samples for r in s.results.values() if r.status in failed),
+        None,
+    )
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(failed.items()))
+    return f"no row could be judged ({counts}); first error: {first}"
 
 
 def echo_cost(ledger: Ledger) -> None:

@@ -10,12 +10,14 @@ import click
 
 from rag_judge.cli.common import (
     JUDGE_NAMES,
+    NOTHING_JUDGED,
     echo_cost,
     friendly_errors,
     json_mode_option,
     judge_mode_options,
     make_console,
     metric_names,
+    nothing_judged,
 )
 from rag_judge.judges import DEFAULT_METRICS
 from rag_judge.judges.work import JudgeMode
@@ -63,10 +65,13 @@ def score(
 
     Columns may use ragas' names (user_input, retrieved_contexts, response, reference) or
     ours (question, contexts, answer, reference). Re-running is free: finished calls come
-    from the cache, so an interrupted run resumes where it stopped.
+    from the cache, so an interrupted run resumes where it stopped; meanwhile OUTPUT.partial
+    holds the rows it finished.
     """
     from rag_judge.cli.progress import progress_step
     from rag_judge.data.samples import load_samples
+    from rag_judge.jobs.score.partial import PartialResults
+    from rag_judge.jobs.score.result import SampleResult
     from rag_judge.jobs.score.run import evaluate
     from rag_judge.prompts.templates import prompt_languages
     from rag_judge.runtime.outputs import check_output_file, check_output_folder
@@ -84,22 +89,30 @@ def score(
             "prompts are used, and each result records prompt_language=en",
             err=True,
         )
-    with progress_step("judging", total=len(samples)) as step:
+    with PartialResults(output) as partial, progress_step("judging", total=len(samples)) as step:
+
+        def finished(row: SampleResult) -> None:
+            step.advance()
+            partial.add(row)
+
         result = evaluate(
             samples,
             names,
             cache=not no_cache,
             language=language,
-            progress=step.advance,
+            progress=finished,
             settings=chosen,
             mode=judge_mode,
             reasons=not no_reasons,
         )
-    result.write_jsonl(output)
+        result.write_jsonl(output)
     header, rows = judge_summary_table(result.summary())
     title = f"{len(result)} rows judged by {result.model}; results in {output}"
     make_console().print(to_rich(header, rows, title=title))
     echo_cost(result.ledger)
+    if (failure := nothing_judged(result)) is not None:
+        click.echo(f"error: {failure}", err=True)
+        sys.exit(NOTHING_JUDGED)
 
 
 @click.command()

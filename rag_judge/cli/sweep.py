@@ -112,9 +112,11 @@ def sweep(
     K. Interrupted? Run the same command again: finished calls come from the cache.
     """
     from rag_judge.cli.progress import progress_step
+    from rag_judge.data.eval_sets import load_eval_set
     from rag_judge.jobs.sweep.job import run_job
     from rag_judge.jobs.sweep.objective import parse_objective
     from rag_judge.jobs.sweep.plan import parse_ks
+    from rag_judge.judges import get_judges
     from rag_judge.report.sweep_report import write_sweep_report
     from rag_judge.runtime.outputs import check_output_folder
     from rag_judge.runtime.settings import load_settings
@@ -122,6 +124,8 @@ def sweep(
     chosen = load_settings(settings)
     cutoffs, checked = parse_ks(ks), parse_objective(objective)  # before the first model call
     names = metric_names(metrics)
+    get_judges(names)  # every input error before the progress bar, not under it
+    loaded = load_eval_set(eval_set)
     check_output_folder(output)
     if not no_cache:
         check_output_folder(chosen.cache_dir, what="cache directory")
@@ -131,7 +135,7 @@ def sweep(
             step.rename("questions swept", total=n_questions)
 
         result = run_job(
-            eval_set,
+            loaded,
             retriever=retriever,
             rerank=rerank,
             rerank_depth=rerank_depth,

@@ -112,8 +112,22 @@ def set_scale(calibration_set: CalibrationSet) -> tuple[int, int] | None:
     return (min(levels), max(levels)) if len(levels) >= 2 else None
 
 
+def calibrated_metric(chosen_set: CalibrationSet, metric: str | None) -> str:
+    """The judge a run calibrates: ``metric``, else the first the set's manifest names, else
+    faithfulness.
+
+    Raises:
+        InputError: a name that is no judge.
+    """
+    named = set_metrics(chosen_set)
+    name = metric or (named[0] if named else DEFAULT_CALIBRATED)
+    if name not in JUDGES:
+        raise InputError(f"unknown metric '{name}'; known: {', '.join(JUDGES)}", field="metric")
+    return name
+
+
 def run_calibration(
-    name_or_path: str | Path, out_dir: str | Path, **options: Any
+    name_or_path: str | Path | CalibrationSet, out_dir: str | Path, **options: Any
 ) -> CalibrationRun:
     """:func:`arun_calibration` from synchronous code (same arguments).
 
@@ -123,7 +137,7 @@ def run_calibration(
 
 
 async def arun_calibration(
-    name_or_path: str | Path,
+    name_or_path: str | Path | CalibrationSet,
     out_dir: str | Path,
     *,
     metric: str | None = None,
@@ -148,7 +162,8 @@ async def arun_calibration(
     """Judge a calibration set's samples, write ``scores.jsonl``, and calibrate the judge.
 
     Args:
-        name_or_path: A bundled set (``begin_dev``, ``wice_dev``, ``alce_utility``) or a folder.
+        name_or_path: A bundled set (``begin_dev``, ``wice_dev``, ``alce_utility``), a folder,
+            or a loaded set.
         out_dir: Folder for ``scores.jsonl`` (created if missing).
         metric: The judge to calibrate (default: the first the manifest names, else
             faithfulness).
@@ -175,13 +190,15 @@ async def arun_calibration(
         InputError: An unknown set or metric, nominal labels, or anything :func:`calibrate`
             refuses (e.g. no labelled sample got a score).
     """
-    chosen_set = load_calibration_set(name_or_path)
+    chosen_set = (
+        name_or_path
+        if isinstance(name_or_path, CalibrationSet)
+        else load_calibration_set(name_or_path)
+    )
     if limit is not None:
         chosen_set = chosen_set.limit(limit)
+    name = calibrated_metric(chosen_set, metric)
     named = set_metrics(chosen_set)
-    name = metric or (named[0] if named else DEFAULT_CALIBRATED)
-    if name not in JUDGES:
-        raise InputError(f"unknown metric '{name}'; known: {', '.join(JUDGES)}", field="metric")
     labels = set_labels(chosen_set)
     if on_start is not None:
         on_start(len(chosen_set.samples))

@@ -148,3 +148,23 @@ def test_an_interrupt_exits_130_and_says_how_to_resume() -> None:
     run = CliRunner().invoke(stopped, [])
     assert run.exit_code == 130
     assert "run the same command again to resume" in run.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["sweep", "no_such_set", "-o", "out"], "no eval set 'no_such_set'"),
+        (["sweep", "cmrc2018_zh", "-o", "out", "--metrics", "bogus"], "unknown metric(s) bogus"),
+        (["calibrate", "--run", "no_such_set"], "no calibration set 'no_such_set'"),
+        (["calibrate", "--run", "wice_dev", "--metric", "bogus"], "unknown metric 'bogus'"),
+    ],
+)
+def test_input_errors_come_before_any_progress(
+    args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke(main, args, env={"RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache")})
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    assert run.output.startswith("error: "), run.output  # no progress line above it
+    assert not (tmp_path / "out").exists()

@@ -182,3 +182,60 @@ def test_an_empty_metric_list_is_a_usage_error(tmp_path: Path, served: FakeOpenA
     assert run.exit_code == 2
     assert "--metrics names no judge" in run.output
     assert served.total_calls == 0
+
+
+def test_an_interrupted_score_keeps_its_finished_rows_and_resumes_from_the_cache(
+    served: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rag_judge.jobs.score.run as run_module
+
+    real = run_module._judge_sample
+    judged: list[str] = []
+
+    async def second_row_interrupted(sample: Any, *args: Any) -> Any:
+        if judged:
+            raise KeyboardInterrupt
+        judged.append(sample.id)
+        return await real(sample, *args)
+
+    monkeypatch.setattr(run_module, "_judge_sample", second_row_interrupted)
+    stopped = score(tmp_path, served, "--concurrency", "1")
+    assert stopped.exit_code == 130, stopped.output
+    assert not (tmp_path / "out.jsonl").exists()
+    kept = (tmp_path / "out.jsonl.partial").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["question"] for line in kept] == ["When was it built?"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+    def asked_about_first_row() -> int:
+        return sum("Built in 1889." in json.dumps(body) for _, body, _ in served.requests)
+
+    first_row_calls = asked_about_first_row()
+    assert first_row_calls > 0
+
+    monkeypatch.setattr(run_module, "_judge_sample", real)
+    resumed = score(tmp_path, served, "--concurrency", "1")
+    assert resumed.exit_code == 0, resumed.output
+    rows = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["question"] for line in rows] == [r["user_input"] for r in ROWS]
+    assert not (tmp_path / "out.jsonl.partial").exists()
+    assert json.loads(rows[0])["results"] == json.loads(kept[0])["results"]
+    assert asked_about_first_row() == first_row_calls  # the first row: all from the cache
+
+
+def test_a_run_where_every_call_fails_exits_3_and_says_why(
+    served: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    served.default_behaviour = "401"  # a wrong key: permanent, never retried
+    run = score(tmp_path, served, "--metrics", "faithfulness")
+    assert run.exit_code == 3, run.output
+    assert "error: no row could be judged (2 backend_error); first error:" in run.output
+    assert "test-key" not in run.output
+    rows = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    statuses = [json.loads(line)["results"]["faithfulness"]["status"] for line in rows]
+    assert statuses == ["backend_error", "backend_error"]  # written all the same
+
+
+def test_a_run_with_one_row_scored_exits_0(served: FakeOpenAIServer, tmp_path: Path) -> None:
+    served.fail_when = lambda body: "401" if "Eiffel." in json.dumps(body) else None
+    run = score(tmp_path, served, "--metrics", "faithfulness")
+    assert run.exit_code == 0, run.output

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rag_judge.backends.ledger import Ledger
 from rag_judge.core.stats import bootstrap_mean_ci
 from rag_judge.core.types import JudgeResult, RagSample
+from rag_judge.runtime.atomic import write_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -126,27 +127,12 @@ class EvaluationResult:
 
     def to_records(self) -> list[dict[str, Any]]:
         """One JSON-safe dict per sample: its fields and every judge result."""
-        return [
-            {
-                **s.sample.model_dump(mode="json", exclude={"metadata"}),
-                "metadata": s.sample.metadata,
-                "detected_language": s.language,
-                "prompt_language": s.prompt_language,
-                "judge_mode": s.judge_mode,
-                **({"judge_mode_note": s.judge_mode_note} if s.judge_mode_note else {}),
-                "results": {m: r.model_dump(mode="json") for m, r in s.results.items()},
-            }
-            for s in self.samples
-        ]
+        return [sample_record(s) for s in self.samples]
 
     def write_jsonl(self, path: str | Path) -> Path:
-        """Write :meth:`to_records` as JSON Lines (UTF-8, one sample per line)."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", encoding="utf-8") as out:
-            for record in self.to_records():
-                out.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
-        return target
+        """Write :meth:`to_records` as JSON Lines (UTF-8, one sample per line), atomically:
+        the file is the old one or the whole new one, never a part."""
+        return write_lines(Path(path), (record_line(s) for s in self.samples))
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample × metric: value (nullable ``Float64``), status, cost, prompts."""
@@ -174,3 +160,21 @@ class EvaluationResult:
         # Nullable floats: an unscored row is <NA> (missing), never NaN; means skip it.
         frame["value"] = pd.Series([row["value"] for row in rows], dtype="Float64")
         return frame
+
+
+def sample_record(s: SampleResult) -> dict[str, Any]:
+    """One sample's JSON-safe record: its fields, how it was judged, every judge result."""
+    return {
+        **s.sample.model_dump(mode="json", exclude={"metadata"}),
+        "metadata": s.sample.metadata,
+        "detected_language": s.language,
+        "prompt_language": s.prompt_language,
+        "judge_mode": s.judge_mode,
+        **({"judge_mode_note": s.judge_mode_note} if s.judge_mode_note else {}),
+        "results": {m: r.model_dump(mode="json") for m, r in s.results.items()},
+    }
+
+
+def record_line(s: SampleResult) -> str:
+    """:func:`sample_record` as one JSON line (no NaN: ``allow_nan=False`` would refuse it)."""
+    return json.dumps(sample_record(s), ensure_ascii=False, allow_nan=False)
