@@ -105,6 +105,13 @@ def judge_scores_from_records(
     return _parse(numbered_records(records, source), source, metric)
 
 
+def judge_scores_from_rows(
+    numbered: Iterable[tuple[Where, dict[str, Any]]], source: str, metric: str
+) -> JudgeScores:
+    """Like :func:`read_judge_scores`, for rows already read (each with where it came from)."""
+    return _parse(iter(numbered), source, metric)
+
+
 def _parse(
     numbered: Iterator[tuple[Where, dict[str, Any]]], source: str, metric: str
 ) -> JudgeScores:

@@ -10,6 +10,7 @@ import click
 from rag_judge import __version__
 from rag_judge.cli.calibrate import calibrate_command
 from rag_judge.cli.compare import compare_retrievers_command
+from rag_judge.cli.compare_scores import compare_scores_command
 from rag_judge.cli.judging import models, prompts, score
 from rag_judge.cli.retrieval import compare, measures, retrieval
 from rag_judge.cli.serve import serve
@@ -27,6 +28,7 @@ for command in (
     compare,
     measures,
     score,
+    compare_scores_command,
     models,
     prompts,
     sweep,

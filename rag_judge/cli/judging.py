@@ -19,6 +19,7 @@ from rag_judge.cli.common import (
     metric_names,
     nothing_judged,
 )
+from rag_judge.cli.gating import finish_gate, gate_options
 from rag_judge.judges import DEFAULT_METRICS
 from rag_judge.judges.work import JudgeMode
 from rag_judge.report.tables import judge_summary_table, to_rich
@@ -47,6 +48,12 @@ from rag_judge.report.tables import judge_summary_table, to_rich
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
 @click.option("--language", help="Prompt language for every row (default: detected).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A previous score file to compare with (for --fail-if-worse).",
+)
+@gate_options
 @judge_mode_options
 @json_mode_option
 @friendly_errors
@@ -59,6 +66,12 @@ def score(
     no_cache: bool,
     judge_mode: JudgeMode | None,
     no_reasons: bool,
+    baseline: Path | None,
+    fail_under: str | None,
+    gate_on: str,
+    fail_if_worse: bool,
+    margin: float,
+    junit: Path | None,
     **settings: Any,
 ) -> None:
     """Judge the rows of INPUT (JSONL, JSON, CSV, TSV or Parquet) and write OUTPUT.jsonl.
@@ -68,6 +81,7 @@ def score(
     from the cache, so an interrupted run resumes where it stopped; meanwhile OUTPUT.partial
     holds the rows it finished.
     """
+    from rag_judge.cli.gating import ScoreGate
     from rag_judge.cli.progress import progress_step
     from rag_judge.data.samples import load_samples
     from rag_judge.jobs.score.partial import PartialResults
@@ -79,7 +93,10 @@ def score(
 
     chosen = load_settings(settings)
     names = metric_names(metrics)
+    gate = ScoreGate.check(names, fail_under, gate_on, baseline, fail_if_worse, margin)
     check_output_file(output, inputs=[input_path])
+    if junit is not None:
+        check_output_file(junit, inputs=[input_path, output])
     if not no_cache:
         check_output_folder(chosen.cache_dir, what="cache directory")
     samples = load_samples(input_path, limit=limit)
@@ -113,6 +130,8 @@ def score(
     if (failure := nothing_judged(result)) is not None:
         click.echo(f"error: {failure}", err=True)
         sys.exit(NOTHING_JUDGED)
+    if gate.asked:
+        finish_gate(gate.checks(result.to_records(), str(output)), junit)
 
 
 @click.command()

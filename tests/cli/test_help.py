@@ -29,6 +29,7 @@ COMMANDS = (
     "prompts lock",
     "sweep",
     "compare-retrievers",
+    "compare-scores",
     "calibrate",
     "serve",
 )

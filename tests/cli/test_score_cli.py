@@ -239,3 +239,59 @@ def test_a_run_with_one_row_scored_exits_0(served: FakeOpenAIServer, tmp_path: P
     served.fail_when = lambda body: "401" if "Eiffel." in json.dumps(body) else None
     run = score(tmp_path, served, "--metrics", "faithfulness")
     assert run.exit_code == 0, run.output
+
+
+def not_supported(body: dict[str, Any]) -> str:
+    """Like judge_model, but every claim ends not mentioned."""
+    reply = judge_model(body)
+    return reply.replace('"supported"', '"not_mentioned"')
+
+
+def test_the_gate_on_score_fails_under_a_bound_and_writes_junit(
+    served: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    junit = tmp_path / "gate.xml"
+    passing = score(
+        tmp_path, served, "--metrics", "faithfulness", "--fail-under", "faithfulness=0.9"
+    )
+    assert passing.exit_code == 0, passing.output
+    assert "gate: pass faithfulness mean >= 0.900: mean 1.000" in passing.output
+    served.respond = not_supported
+    args = ["--metrics", "faithfulness", "--fail-under", "faithfulness=0.9", "--no-cache"]
+    failing = score(tmp_path, served, *args, "--junit", str(junit))
+    assert failing.exit_code == 1, failing.output
+    assert "gate: FAIL faithfulness mean >= 0.900: mean 0.000" in failing.output
+    assert (tmp_path / "out.jsonl").exists()  # the results are written before the verdict
+    assert 'failures="1"' in junit.read_text(encoding="utf-8")
+
+
+def test_score_fails_if_worse_than_its_baseline(served: FakeOpenAIServer, tmp_path: Path) -> None:
+    first = score(tmp_path, served, "--metrics", "faithfulness")
+    assert first.exit_code == 0, first.output
+    baseline = tmp_path / "base.jsonl"
+    baseline.write_bytes((tmp_path / "out.jsonl").read_bytes())
+    args = ["--metrics", "faithfulness", "--baseline", str(baseline), "--fail-if-worse"]
+    same = score(tmp_path, served, *args)
+    assert same.exit_code == 0, same.output
+    served.respond = not_supported
+    worse = score(tmp_path, served, *args, "--no-cache")
+    assert worse.exit_code == 1, worse.output
+    assert "gate: FAIL faithfulness not worse than the baseline" in worse.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fail-under", "completeness=0.5"], "which this run does not judge"),
+        (["--fail-if-worse"], "--fail-if-worse needs --baseline"),
+        (["--baseline", "missing.jsonl", "--fail-if-worse"], "missing.jsonl"),
+        (["--fail-under", "faithfulness=2"], "must be in [0, 1]"),
+    ],
+)
+def test_gate_mistakes_fail_before_any_model_call(
+    served: FakeOpenAIServer, tmp_path: Path, args: list[str], message: str
+) -> None:
+    run = score(tmp_path, served, "--metrics", "faithfulness", *args)
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    assert served.total_calls == 0

@@ -1,0 +1,131 @@
+"""The gate options ``score`` and ``compare-scores`` share, and how a gate ends a command."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from rag_judge.jobs.score_compare.files import ScoreFile
+    from rag_judge.jobs.score_compare.gate import Check, GateOn
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def gate_options(command: F) -> F:
+    """``--fail-under``, ``--gate-on``, ``--fail-if-worse``, ``--margin`` and ``--junit``."""
+    options = [
+        click.option(
+            "--junit",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write the gate's checks as JUnit XML (one test case per check).",
+        ),
+        click.option(
+            "--margin",
+            type=click.FloatRange(min=0),
+            default=0.0,
+            show_default=True,
+            help="--fail-if-worse: a drop counts only when the whole CI lies below -MARGIN.",
+        ),
+        click.option(
+            "--fail-if-worse",
+            is_flag=True,
+            help="Exit 1 when a metric's CI of NEW - BASE lies wholly below -MARGIN (noise does "
+            "not fail the build).",
+        ),
+        click.option(
+            "--gate-on",
+            type=click.Choice(["mean", "ci-low"]),
+            default="mean",
+            show_default=True,
+            help="--fail-under compares the mean, or the lower end of its 95% CI, with the bound.",
+        ),
+        click.option(
+            "--fail-under",
+            metavar="METRIC=X,...",
+            help="Exit 1 when a metric's mean is below its bound, e.g. "
+            "faithfulness=0.8,context_recall=0.7.",
+        ),
+    ]
+    for option in options:
+        command = option(command)
+    return command
+
+
+def finish_gate(checks: Sequence[Check], junit: Path | None) -> None:
+    """Print each check on stderr, write the JUnit file, and exit 1 if any check failed."""
+    from rag_judge.jobs.score_compare.gate import GATE_FAILED
+    from rag_judge.report.junit import write_junit
+
+    for check in checks:
+        click.echo(
+            f"gate: {'pass' if check.passed else 'FAIL'} {check.name}: {check.message}", err=True
+        )
+    if junit is not None:
+        write_junit(junit, checks)
+    if any(not c.passed for c in checks):
+        sys.exit(GATE_FAILED)
+
+
+@dataclass(frozen=True)
+class ScoreGate:
+    """``score``'s gate, checked before any model call and run on the finished results."""
+
+    bounds: Mapping[str, float] | None
+    on: str
+    baseline: ScoreFile | None
+    margin: float
+
+    @classmethod
+    def check(
+        cls,
+        metrics: Sequence[str],
+        fail_under: str | None,
+        gate_on: str,
+        baseline: Path | None,
+        fail_if_worse: bool,
+        margin: float,
+    ) -> ScoreGate:
+        """The gate asked for, with its bounds and baseline read now: bad input fails before
+        the first model call, not after the judging."""
+        from rag_judge.core.errors import InputError
+        from rag_judge.jobs.score_compare.files import read_score_file
+        from rag_judge.jobs.score_compare.gate import parse_bounds
+
+        bounds = parse_bounds(fail_under) if fail_under is not None else None
+        for name in bounds or {}:
+            if name not in metrics:
+                raise InputError(
+                    f"--fail-under names '{name}', which this run does not judge "
+                    f"(--metrics: {', '.join(metrics)})",
+                    field=f"fail_under.{name}",
+                )
+        if fail_if_worse and baseline is None:
+            raise click.UsageError("--fail-if-worse needs --baseline BASE.jsonl")
+        if baseline is not None and not fail_if_worse:
+            raise click.UsageError("--baseline is compared by --fail-if-worse; give both")
+        base = read_score_file(baseline) if baseline is not None else None
+        return cls(bounds, gate_on, base, margin)
+
+    @property
+    def asked(self) -> bool:
+        """True when any check was asked for."""
+        return bool(self.bounds) or self.baseline is not None
+
+    def checks(self, records: Iterable[Mapping[str, Any]], source: str) -> list[Check]:
+        """The checks on this run's records (and against the baseline on the metrics both have)."""
+        from rag_judge.jobs.score_compare.comparison import compare_scores
+        from rag_judge.jobs.score_compare.files import score_records
+        from rag_judge.jobs.score_compare.gate import run_gate
+
+        new = score_records(records, source)
+        comparison = None
+        if self.baseline is not None:
+            comparison = compare_scores(self.baseline, new)
+        on: GateOn = "ci_low" if self.on == "ci-low" else "mean"
+        return run_gate(new, bounds=self.bounds, on=on, comparison=comparison, margin=self.margin)

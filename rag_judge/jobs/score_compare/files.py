@@ -1,0 +1,59 @@
+"""Score files (``rag-judge score`` output) read once, with the metrics they hold."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag_judge.calibration.judge_scores import JudgeScores, judge_scores_from_rows
+from rag_judge.data.readers import Where, numbered_records, read_jsonl
+
+
+@dataclass(frozen=True)
+class ScoreFile:
+    """The rows of one score file, each with where it came from (for errors that name it)."""
+
+    source: str
+    rows: tuple[tuple[Where, dict[str, Any]], ...]
+    _scores: dict[str, JudgeScores] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Every metric some row has results for, in first-seen order."""
+        seen: dict[str, None] = {}
+        for _, record in self.rows:
+            results = record.get("results")
+            if isinstance(results, dict):
+                seen.update(dict.fromkeys(results))
+        return tuple(seen)
+
+    def scores(self, metric: str) -> JudgeScores:
+        """One metric's results per row (validated; errors name file, line and field)."""
+        if metric not in self._scores:
+            self._scores[metric] = judge_scores_from_rows(self.rows, self.source, metric)
+        return self._scores[metric]
+
+    def questions(self) -> dict[str, str]:
+        """Row id → question (or "" when the row has none), for reports."""
+        out = {}
+        for _, record in self.rows:
+            question = record.get("question")
+            out[str(record.get("id"))] = question if isinstance(question, str) else ""
+        return out
+
+
+def read_score_file(path: str | os.PathLike[str]) -> ScoreFile:
+    """Read a ``rag-judge score`` JSON Lines file.
+
+    Raises:
+        InputError: the file is missing, unreadable or not JSON Lines (naming file:line).
+    """
+    return ScoreFile(str(path), tuple(read_jsonl(Path(path))))
+
+
+def score_records(records: Iterable[Mapping[str, Any]], source: str) -> ScoreFile:
+    """Records in memory (``EvaluationResult.to_records()``) as a score file."""
+    return ScoreFile(source, tuple(numbered_records(records, source)))
