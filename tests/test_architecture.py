@@ -38,6 +38,7 @@ FLOORS = {
     "report": 5,
     "": 5,  # rag_judge/__init__.py: the public API, lazily re-exported
     "cli": 6,
+    "testing": 6,  # assert_judged and the pytest plugin: an interface, like the CLI
 }
 """The floor of each top-level folder; the README's architecture section lists the same."""
 

@@ -10,6 +10,7 @@ and never as a number.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import logging
@@ -150,11 +151,20 @@ class ModelClient:
         self._flights: dict[str, asyncio.Future[tuple[Any, dict[str, Any]]]] = {}
         self._sleep = sleep
         self._prose_said = False
+        self._overrides: dict[str, Any] = {}
 
     @property
     def name(self) -> str:
         """The backend's ``provider/model``."""
         return self.backend.name
+
+    def repeat(self, index: int, *, temperature: float) -> ModelClient:
+        """This client for repeat ``index`` of a judge-noise measurement: every request it
+        sends is sampled at ``temperature`` with seed ``index`` (and ``sample_index`` ``index``,
+        so each repeat has its own cache entries). Same backend, cache and ledger."""
+        view = copy.copy(self)
+        view._overrides = {"temperature": temperature, "seed": index, "sample_index": index}
+        return view
 
     async def chat(self, request: ChatRequest) -> CallResult:
         """One chat call, from the cache when possible."""
@@ -236,6 +246,8 @@ class ModelClient:
         response_type: type[R],
         call: Callable[[ChatRequest], Awaitable[R]],
     ) -> tuple[R | None, dict[str, Any]]:
+        if self._overrides:
+            request = request.model_copy(update=self._overrides)
         # No cache, no key: hashing the request costs ~0.05 ms a call for nothing.
         key = (
             None
@@ -280,6 +292,8 @@ class ModelClient:
         request: ChatRequest,
         call: Callable[[ChatRequest], Awaitable[R]],
     ) -> tuple[R | None, dict[str, Any]]:
+        if self._overrides:
+            request = request.model_copy(update=self._overrides)
         """The backend call with retries; a success is cached, a failure is a status."""
         started = time.perf_counter()
         attempts = 1

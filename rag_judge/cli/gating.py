@@ -48,8 +48,8 @@ def gate_options(command: F) -> F:
         click.option(
             "--fail-under",
             metavar="METRIC=X,...",
-            help="Exit 1 when a metric's mean is below its bound, e.g. "
-            "faithfulness=0.8,context_recall=0.7.",
+            help="Exit 1 when a metric's mean is below its bound (comma-separated METRIC=X "
+            "pairs, each X in [0, 1]).",
         ),
     ]
     for option in options:

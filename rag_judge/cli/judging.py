@@ -49,6 +49,14 @@ from rag_judge.report.tables import judge_summary_table, to_rich
 @click.option("--language", help="Prompt language for every row (default: detected).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
 @click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Judge every row N times (sampled, one seed each) to measure the judge's own noise: "
+    "the summary shows its spread and two-level CIs.",
+)
+@click.option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
     help="A previous score file to compare with (for --fail-if-worse).",
@@ -66,6 +74,7 @@ def score(
     no_cache: bool,
     judge_mode: JudgeMode | None,
     no_reasons: bool,
+    repeats: int,
     baseline: Path | None,
     fail_under: str | None,
     gate_on: str,
@@ -106,7 +115,8 @@ def score(
             "prompts are used, and each result records prompt_language=en",
             err=True,
         )
-    with PartialResults(output) as partial, progress_step("judging", total=len(samples)) as step:
+    total = len(samples) * repeats
+    with PartialResults(output) as partial, progress_step("judging", total=total) as step:
 
         def finished(row: SampleResult) -> None:
             step.advance()
@@ -121,6 +131,7 @@ def score(
             settings=chosen,
             mode=judge_mode,
             reasons=not no_reasons,
+            repeats=repeats,
         )
         result.write_jsonl(output)
     header, rows = judge_summary_table(result.summary())

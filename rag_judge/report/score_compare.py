@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_judge.calibration.judge_scores import ClaimScore
+from rag_judge.core.nested_bootstrap import Spread
 from rag_judge.jobs.score_compare.comparison import MetricComparison, RowChange, ScoreComparison
 from rag_judge.jobs.score_compare.gate import Check
 from rag_judge.runtime.atomic import write_lines
@@ -76,6 +77,15 @@ def metric_cells(found: MetricComparison) -> list[str]:
     ]
 
 
+def spread_sentence(found: MetricComparison) -> str:
+    """``faithfulness BASE 0.031, NEW 0.052``: the judge's spread on each side."""
+
+    def sd(spread: Spread | None) -> str:
+        return "—" if spread is None else f"{spread.sd:.3f}"
+
+    return f"{found.metric} BASE {sd(found.base_spread)}, NEW {sd(found.new_spread)}"
+
+
 def header(comparison: ScoreComparison) -> list[str]:
     """Column names of the per-metric table."""
     level = f"{comparison.confidence:.0%}"
@@ -132,6 +142,14 @@ def render_markdown(comparison: ScoreComparison, checks: list[Check] | None = No
     lines += ["| " + " | ".join(columns) + " |", "|---" + "|---:" * (len(columns) - 1) + "|"]
     lines += ["| " + " | ".join(metric_cells(m)) + " |" for m in comparison.metrics]
     lines.append("")
+    spreads = [spread_sentence(m) for m in comparison.metrics if m.base_spread or m.new_spread]
+    if spreads:
+        lines += [
+            "Judged with repeats: means over each row's repeats, and NEW − BASE's interval is a "
+            "two-level bootstrap (rows, then repeats). The judge's own run-to-run spread "
+            "(pooled SD of the repeats): " + "; ".join(spreads) + ".",
+            "",
+        ]
     if checks:
         lines += ["## Gate", ""]
         lines += [f"- **{'pass' if c.passed else 'FAIL'}** {c.name}: {c.message}" for c in checks]
@@ -220,6 +238,8 @@ def to_json(comparison: ScoreComparison, checks: list[Check] | None = None) -> d
             "fixed": m.fixed,
             "broken": m.broken,
             "p_mcnemar": None if m.mcnemar is None else m.mcnemar.p_value,
+            "base_judge_sd": None if m.base_spread is None else m.base_spread.sd,
+            "new_judge_sd": None if m.new_spread is None else m.new_spread.sd,
             "base_all": {
                 "mean": m.base_all.mean,
                 "n_scored": m.base_all.n_scored,

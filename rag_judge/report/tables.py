@@ -86,11 +86,17 @@ def to_csv(header: Sequence[str], rows: Rows) -> str:
 
 def judge_summary_table(summaries: Sequence[MetricSummary]) -> tuple[list[str], Rows]:
     """One row per judge: mean with its 95% CI, how many rows were scored, and why not."""
+    repeated = any(s.judge_sd is not None for s in summaries)
     header = ["metric", "mean", "95% CI", "n_scored", "n", "statuses"]
+    if repeated:  # the CI is then two-level (rows, then repeats); the judge's spread beside it
+        header.insert(3, "judge sd")
     rows: Rows = []
     for s in summaries:
         mean = "—" if s.mean is None else f"{s.mean:.3f}"
         ci = "—" if s.ci_low is None or s.ci_high is None else f"[{s.ci_low:.3f}, {s.ci_high:.3f}]"
         statuses = ", ".join(f"{k} {v}" for k, v in s.statuses.items())
-        rows.append([s.metric, mean, ci, str(s.n_scored), str(s.n), statuses])
+        row = [s.metric, mean, ci, str(s.n_scored), str(s.n), statuses]
+        if repeated:
+            row.insert(3, "—" if s.judge_sd is None else f"{s.judge_sd:.3f}")
+        rows.append(row)
     return header, rows

@@ -28,21 +28,22 @@ class PartialResults:
     def __init__(self, output: Path, *, every: float = 2.0) -> None:
         self.path = partial_path(output)
         self.every = every
-        self._lines: list[str] = []
-        self._written = 0
+        self._lines: dict[str, str] = {}
+        self._new = False
         self._last = time.monotonic()
 
     def add(self, result: SampleResult) -> None:
         """One finished row; the file is rewritten when ``every`` seconds have passed."""
-        self._lines.append(record_line(result))
+        self._lines[result.sample.id] = record_line(result)  # a repeat replaces its row
+        self._new = True
         if time.monotonic() - self._last >= self.every:
             self.flush()
 
     def flush(self) -> None:
         """Write every row finished so far (nothing when none is new)."""
-        if len(self._lines) > self._written:
-            write_lines(self.path, self._lines)
-            self._written = len(self._lines)
+        if self._new:
+            write_lines(self.path, self._lines.values())
+            self._new = False
         self._last = time.monotonic()
 
     def __enter__(self) -> PartialResults:

@@ -15,12 +15,22 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_judge.backends.ledger import Ledger
+from rag_judge.core.nested_bootstrap import two_level_bootstrap_ci, within_spread
 from rag_judge.core.stats import bootstrap_mean_ci
 from rag_judge.core.types import JudgeResult, RagSample
 from rag_judge.runtime.atomic import write_lines
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+class Repeat(BaseModel):
+    """One repeat's outcome of one judge on one sample."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float | None
+    status: str
 
 
 class SampleResult(BaseModel):
@@ -40,6 +50,9 @@ class SampleResult(BaseModel):
     """The path the judges took: ``score`` or ``generate`` (None: not recorded)."""
     judge_mode_note: str = ""
     """Why it is not the path asked for, e.g. a server without log-probabilities ("" if it is)."""
+    repeats: dict[str, list[Repeat]] = Field(default_factory=dict)
+    """With ``repeats``: per metric, every repeat's value and status (``results`` holds repeat
+    0's full result); empty when each row was judged once."""
 
 
 class MetricSummary(BaseModel):
@@ -60,6 +73,9 @@ class MetricSummary(BaseModel):
     """Samples judged (scored or not)."""
     statuses: dict[str, int]
     """How many samples ended with each status."""
+    judge_sd: float | None = None
+    """With repeats: the judge's own run-to-run spread (pooled within-row SD of the repeats);
+    the interval is then a two-level bootstrap (rows, then repeats). None: judged once."""
 
 
 class EvaluationResult:
@@ -102,15 +118,26 @@ class EvaluationResult:
     ) -> list[MetricSummary]:
         """Per metric: mean, percentile-bootstrap CI, n_scored and status counts."""
         out = []
+        options = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
         for metric in self.metrics:
             results = [s.results[metric] for s in self.samples if metric in s.results]
-            values = [r.value for r in results if r.value is not None]
             statuses = Counter(r.status for r in results)
-            mean = low = high = None
-            if values:
-                ci = bootstrap_mean_ci(
-                    values, confidence=confidence, n_resamples=n_resamples, seed=seed
-                )
+            groups = [
+                [r.value for r in s.repeats[metric] if r.value is not None]
+                if metric in s.repeats
+                else ([] if s.results[metric].value is None else [s.results[metric].value])
+                for s in self.samples
+                if metric in s.results
+            ]
+            scored = [[float(v) for v in g if v is not None] for g in groups if g]
+            mean = low = high = spread = None
+            if scored and any(len(g) > 1 for g in scored):
+                ci = two_level_bootstrap_ci(scored, **options)  # type: ignore[arg-type]
+                found = within_spread(scored)
+                spread = None if found is None else found.sd
+                mean, low, high = ci.estimate, ci.low, ci.high
+            elif scored:
+                ci = bootstrap_mean_ci([g[0] for g in scored], **options)  # type: ignore[arg-type]
                 mean, low, high = ci.estimate, ci.low, ci.high
             out.append(
                 MetricSummary(
@@ -118,9 +145,10 @@ class EvaluationResult:
                     mean=mean,
                     ci_low=low,
                     ci_high=high,
-                    n_scored=len(values),
+                    n_scored=len(scored),
                     n=len(results),
                     statuses=dict(sorted(statuses.items())),
+                    judge_sd=spread,
                 )
             )
         return out
@@ -171,6 +199,11 @@ def sample_record(s: SampleResult) -> dict[str, Any]:
         "prompt_language": s.prompt_language,
         "judge_mode": s.judge_mode,
         **({"judge_mode_note": s.judge_mode_note} if s.judge_mode_note else {}),
+        **(
+            {"repeats": {m: [r.model_dump() for r in rs] for m, rs in s.repeats.items()}}
+            if s.repeats
+            else {}
+        ),
         "results": {m: r.model_dump(mode="json") for m, r in s.results.items()},
     }
 

@@ -18,7 +18,7 @@ from rag_judge.core.errors import InputError
 from rag_judge.core.language import detect_language
 from rag_judge.core.types import RagSample
 from rag_judge.data.samples import load_samples
-from rag_judge.jobs.score.result import EvaluationResult, SampleResult
+from rag_judge.jobs.score.result import EvaluationResult, Repeat, SampleResult
 from rag_judge.judges import Judge, JudgeOptions, SampleWork, get_judges
 from rag_judge.judges.mode import choose_mode
 from rag_judge.judges.scoring import NoncommittalPolicy
@@ -27,6 +27,10 @@ from rag_judge.runtime.session import Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
 Progress = Callable[[SampleResult], None]
+
+REPEAT_TEMPERATURE = 0.7
+"""Sampling temperature of ``repeats``: enough to show the judge's own spread where it has one
+(the generative path's claims and verdicts); the scoring path's probabilities do not sample."""
 """Called once per finished sample (e.g. to advance a progress bar)."""
 
 
@@ -58,6 +62,8 @@ async def aevaluate(
     support_probability: bool | None = None,
     mode: JudgeMode | None = None,
     reasons: bool = True,
+    repeats: int = 1,
+    repeat_temperature: float = REPEAT_TEMPERATURE,
     limit: int | None = None,
     settings: Settings | None = None,
     client: ModelClient | None = None,
@@ -85,6 +91,11 @@ async def aevaluate(
             ``generate`` (claims, verdicts and reasons written as JSON); default by backend:
             ``score`` for ``local/`` models, ``generate`` for the others.
         reasons: ``score`` mode: a one-line reason for each claim that ends unsupported.
+        repeats: Judge every row this many times, each repeat sampled at
+            ``repeat_temperature`` with its own seed, to measure the judge's own noise; each
+            row then records every repeat's value, and the summary's interval is a two-level
+            bootstrap (rows, then repeats) with the judge's run-to-run spread beside it.
+        repeat_temperature: The sampling temperature of the repeats (1 repeat: unused).
         limit: Judge only the first ``limit`` rows.
         settings: Explicit settings instead of arguments/environment/config file.
         client: A ready :class:`ModelClient` (tests, custom backends); overrides ``model``.
@@ -93,6 +104,8 @@ async def aevaluate(
     """
     judges = get_judges(list(metrics) if metrics else None)
     _check_options(n_questions, noncommittal, mode)
+    if not isinstance(repeats, int) or repeats < 1:
+        raise InputError(f"must be a whole number >= 1, got {repeats!r}", field="repeats")
     chosen = settings or load_settings(
         {"model": model, "embeddings": embeddings, "base_url": base_url, "concurrency": concurrency}
     )
@@ -113,22 +126,57 @@ async def aevaluate(
         mode=chosen_mode.mode,
         reasons=reasons,
     )
+    runs = []
+    for index in range(repeats):
+        judging = client if repeats == 1 else client.repeat(index, temperature=repeat_temperature)
+        runs.append(
+            await _judge_all(samples, judges, session, options, language, judging, progress)
+        )
+    results = [
+        first.model_copy(
+            update={
+                "judge_mode": chosen_mode.mode,
+                "judge_mode_note": chosen_mode.note,
+                "repeats": {} if repeats == 1 else _repeats(first, [run[i] for run in runs]),
+            }
+        )
+        for i, first in enumerate(runs[0])
+    ]
+    return EvaluationResult(
+        results, metrics=[j.name for j in judges], model=client.name, ledger=client.ledger
+    )
+
+
+async def _judge_all(
+    samples: Sequence[RagSample],
+    judges: list[Judge],
+    session: Session,
+    options: JudgeOptions,
+    language: str | None,
+    client: ModelClient,
+    progress: Progress | None,
+) -> list[SampleResult]:
+    """Every sample judged once with ``client`` (a repeat's view, or the session's own)."""
     gate = asyncio.Semaphore(client.policy.concurrency)
 
     async def one(sample: RagSample) -> SampleResult:
         async with gate:
-            result = await _judge_sample(sample, judges, session, options, language)
-            result = result.model_copy(
-                update={"judge_mode": chosen_mode.mode, "judge_mode_note": chosen_mode.note}
-            )
+            result = await _judge_sample(sample, judges, session, options, language, client)
         if progress is not None:
             progress(result)
         return result
 
-    results = await asyncio.gather(*(one(s) for s in samples))
-    return EvaluationResult(
-        results, metrics=[j.name for j in judges], model=client.name, ledger=client.ledger
-    )
+    return list(await asyncio.gather(*(one(s) for s in samples)))
+
+
+def _repeats(first: SampleResult, runs: Sequence[SampleResult]) -> dict[str, list[Repeat]]:
+    """Per metric, every repeat's value and status (repeat 0 is ``first``'s own)."""
+    return {
+        metric: [
+            Repeat(value=r.results[metric].value, status=r.results[metric].status) for r in runs
+        ]
+        for metric in first.results
+    }
 
 
 async def _judge_sample(
@@ -137,12 +185,13 @@ async def _judge_sample(
     session: Session,
     options: JudgeOptions,
     language: str | None,
+    client: ModelClient,
 ) -> SampleResult:
     lang = language or sample.language or detect_language(sample.question or sample.answer)
     work = SampleWork(
         sample,
         language=lang,
-        client=session.client,
+        client=client,
         embedder=session.embedder_for,
         options=options,
     )

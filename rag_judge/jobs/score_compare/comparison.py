@@ -16,6 +16,7 @@ import numpy as np
 
 from rag_judge.calibration.judge_scores import ClaimScore, JudgeRow
 from rag_judge.core.errors import InputError
+from rag_judge.core.nested_bootstrap import Spread, paired_two_level_bootstrap_ci, within_spread
 from rag_judge.core.stats import (
     ConfidenceInterval,
     TestResult,
@@ -90,6 +91,11 @@ class MetricComparison:
     """The paired rows that moved, largest change first (at most ``top``)."""
     base_all: Mean
     new_all: Mean
+    base_spread: Spread | None = None
+    """BASE's judge run-to-run spread, when it was judged with repeats."""
+    new_spread: Spread | None = None
+    """NEW's judge run-to-run spread, when it was judged with repeats (then, with BASE's,
+    :attr:`difference` is a two-level bootstrap: rows, then repeats)."""
 
     @property
     def fixed(self) -> int:
@@ -231,6 +237,22 @@ def _compare_metric(
     difference = paired_bootstrap_ci(
         a, b, confidence=confidence, n_resamples=n_resamples, seed=seed
     )
+    base_spread = new_spread = None
+    old_groups, new_groups = base.repeat_groups(name), new.repeat_groups(name)
+    if old_groups is not None and new_groups is not None:
+        pairs = [(new_groups.get(o.id) or [], old_groups.get(o.id) or []) for o, _ in paired]
+        if all(left and right for left, right in pairs):
+            difference = paired_two_level_bootstrap_ci(
+                [left for left, _ in pairs],
+                [right for _, right in pairs],
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            new_spread = within_spread([left for left, _ in pairs])
+            base_spread = within_spread([right for _, right in pairs])
+            a = np.array([np.mean(left) for left, _ in pairs])  # rows' means over repeats
+            b = np.array([np.mean(right) for _, right in pairs])
     randomization = paired_randomization_test(a, b, seed=seed)
     mcnemar = mcnemar_exact((a >= threshold).astype(float), (b >= threshold).astype(float))
     moved = sorted(
@@ -261,4 +283,6 @@ def _compare_metric(
         changed=changed,
         base_all=base_all,
         new_all=new_all,
+        base_spread=base_spread,
+        new_spread=new_spread,
     )

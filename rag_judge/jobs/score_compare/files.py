@@ -36,6 +36,35 @@ class ScoreFile:
             self._scores[metric] = judge_scores_from_rows(self.rows, self.source, metric)
         return self._scores[metric]
 
+    def repeat_groups(self, metric: str) -> dict[str, list[float]] | None:
+        """Row id → the scored values of its repeats (``score --repeats``); None when the file
+        was judged once.
+
+        Raises:
+            InputError: a malformed ``repeats`` entry (naming the line and field).
+        """
+        groups: dict[str, list[float]] = {}
+        for where, record in self.rows:
+            repeats = record.get("repeats")
+            if repeats is None:
+                return None
+            found = repeats.get(metric) if isinstance(repeats, dict) else None
+            if not isinstance(found, list):
+                raise where.error("expected a list of repeats", f"repeats.{metric}")
+            values = []
+            for i, entry in enumerate(found):
+                value = entry.get("value") if isinstance(entry, dict) else "?"
+                if value is not None and not (
+                    isinstance(value, int | float) and not isinstance(value, bool)
+                ):
+                    raise where.error(
+                        f"expected a number or null, got {value!r}", f"repeats.{metric}[{i}].value"
+                    )
+                if value is not None:
+                    values.append(float(value))
+            groups[str(record.get("id"))] = values
+        return groups
+
     def questions(self) -> dict[str, str]:
         """Row id → question (or "" when the row has none), for reports."""
         out = {}

@@ -25,7 +25,7 @@ import pytest
 
 from rag_judge.core.types import RagSample
 from rag_judge.runtime.session import Session
-from rag_judge.testing import Judged, ajudge_expecting
+from rag_judge.testing.assertions import Judged, ajudge_expecting
 
 _RECORDS = pytest.StashKey[list[tuple[str, Judged]]]()
 

@@ -1,6 +1,6 @@
 """Judge-score assertions for test suites: ``assert_judged(sample, faithfulness=">=0.8")``.
 
-The pytest plugin (:mod:`rag_judge.pytest_plugin`) gives them as a fixture bound to a
+The pytest plugin (:mod:`rag_judge.testing.pytest_plugin`) gives them as a fixture bound to a
 configured judge session and collects every result into one report per test session; this
 module is the assertion itself, usable without pytest. A failure says which metric missed its
 bound and shows the claims with their verdicts, probabilities and reasons, so the test log
@@ -85,7 +85,7 @@ def parse_expectations(expected: Mapping[str, str | float]) -> list[Expectation]
         InputError: none given, or one that is not an operator and a number in [0, 1].
     """
     if not expected:
-        raise InputError("name at least one metric and its bound, e.g. faithfulness='>=0.8'")
+        raise InputError("name at least one metric and its bound, e.g. metric='>=0.8'")
     out = []
     for metric, raw in expected.items():
         match = _EXPECTATION.match(str(raw))
@@ -111,7 +111,7 @@ async def ajudge_expecting(
         [e.metric for e in expectations],
         settings=session.settings,
         client=session.client,
-        cache=session.cache if session.cache is not None else False,
+        cache=session.cache is not None,
     )
     (judged,) = result.samples
     return [Judged(judged.sample.id, e, judged.results[e.metric]) for e in expectations]
