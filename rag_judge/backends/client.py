@@ -292,8 +292,6 @@ class ModelClient:
         request: ChatRequest,
         call: Callable[[ChatRequest], Awaitable[R]],
     ) -> tuple[R | None, dict[str, Any]]:
-        if self._overrides:
-            request = request.model_copy(update=self._overrides)
         """The backend call with retries; a success is cached, a failure is a status."""
         started = time.perf_counter()
         attempts = 1

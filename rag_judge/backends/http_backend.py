@@ -71,7 +71,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _dumps, _loads = _stdlib_dumps, json.loads
 
 
-def _chat_reply(body: Any) -> ChatResponse:
+def chat_reply_of(body: Any) -> ChatResponse:
     """A ChatResponse from the decoded JSON of a chat completion (dicts, not SDK objects)."""
     try:
         choice = body["choices"][0]
@@ -95,7 +95,7 @@ def _chat_reply(body: Any) -> ChatResponse:
     )
 
 
-def _yes_no_reply(body: Any) -> YesNoResponse:
+def yes_no_reply_of(body: Any) -> YesNoResponse:
     """P(yes) from the decoded JSON of a one-token completion with ``top_logprobs``."""
     try:
         first = body["choices"][0]["logprobs"]["content"][0]
@@ -283,11 +283,11 @@ class HTTPChat(_HTTPBase):
             payload["max_tokens"] = request.max_tokens
         schema = request.json_schema
         if schema is None:
-            return _chat_reply(await self._post("/chat/completions", payload))
+            return chat_reply_of(await self._post("/chat/completions", payload))
 
         async def send(form: dict[str, Any] | None) -> ChatResponse:
             extra = {} if form is None else {"response_format": form}
-            return _chat_reply(await self._post("/chat/completions", payload | extra))
+            return chat_reply_of(await self._post("/chat/completions", payload | extra))
 
         return await send_structured(self, schema, send)
 
@@ -295,7 +295,7 @@ class HTTPChat(_HTTPBase):
         """P(yes) over P(yes) + P(no) from the top log-probabilities of the first reply token."""
         payload = self._payload(request)
         payload.update(max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
-        return _yes_no_reply(await self._post("/chat/completions", payload))
+        return yes_no_reply_of(await self._post("/chat/completions", payload))
 
     def _payload(self, request: ChatRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {

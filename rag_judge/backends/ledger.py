@@ -11,6 +11,8 @@ from rag_judge.core.types import Usage
 
 #: Providers that run in process and cost nothing per token.
 FREE_PROVIDERS = frozenset({"local", "scripted", "sentence-transformers"})
+#: What a Batch API bills of the live price (OpenAI's: half, for replies within 24 hours).
+BATCH_DISCOUNT = 0.5
 
 
 @dataclass
@@ -38,6 +40,10 @@ class ModelTally:
     """How calls ended: ok, backend_error, timeout, parse_error ..."""
     prose: int = 0
     """Replies that were prose where a JSON schema was asked for (each then repaired once)."""
+    batched: int = 0
+    """Of ``calls``, those answered through a Batch API (billed at :data:`BATCH_DISCOUNT`)."""
+    batched_prompt_tokens: int = 0
+    batched_completion_tokens: int = 0
 
 
 class Ledger:
@@ -76,6 +82,22 @@ class Ledger:
             tally.unreported += 1
         tally.seconds += seconds
 
+    def record_batched(self, model: str, usage: Usage) -> None:
+        """Add one call answered through a Batch API (its tokens cost :data:`BATCH_DISCOUNT`)."""
+        tally = self.models.get(model)
+        if tally is None:
+            tally = self.models[model] = ModelTally()
+        tally.statuses["ok"] += 1
+        tally.calls += 1
+        tally.attempts += 1
+        tally.batched += 1
+        tally.prompt_tokens += usage.prompt_tokens
+        tally.completion_tokens += usage.completion_tokens
+        tally.batched_prompt_tokens += usage.prompt_tokens
+        tally.batched_completion_tokens += usage.completion_tokens
+        if not usage.reported:
+            tally.unreported += 1
+
     def note_prose(self, model: str) -> None:
         """Count a reply that was prose where JSON was asked for."""
         tally = self.models.get(model)
@@ -95,12 +117,19 @@ class Ledger:
         price = _price(model)
         if price is None or tally.unreported:
             return None
-        return tally.prompt_tokens * price[0] + tally.completion_tokens * price[1]
+        full = tally.prompt_tokens * price[0] + tally.completion_tokens * price[1]
+        saved = (1 - BATCH_DISCOUNT) * (
+            tally.batched_prompt_tokens * price[0] + tally.batched_completion_tokens * price[1]
+        )
+        return full - saved
 
     def describe(self, model: str) -> str:
         """One line on what a model did: calls, cache hits, tokens (or why unknown) and cost."""
         t = self.models[model]
-        parts = [f"{t.calls} call{'s' * (t.calls != 1)} made, {_reused(t)}"]
+        made = f"{t.calls} call{'s' * (t.calls != 1)} made"
+        if t.batched:
+            made += f" ({t.batched} through a Batch API, at {BATCH_DISCOUNT:.0%} of the price)"
+        parts = [f"{made}, {_reused(t)}"]
         answered = t.statuses["ok"] - t.cached  # calls that reached the backend and succeeded
         if t.unreported and t.unreported == answered:
             parts.append("tokens not reported")
@@ -136,6 +165,7 @@ class Ledger:
                 "seconds": round(t.seconds, 3),
                 "statuses": dict(t.statuses),
                 "prose_replies": t.prose,
+                "batched": t.batched,
                 "cost_usd": self.cost_usd(model),
             }
             for model, t in self.models.items()

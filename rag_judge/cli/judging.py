@@ -57,6 +57,12 @@ from rag_judge.report.tables import judge_summary_table, to_rich
     "the summary shows its spread and two-level CIs.",
 )
 @click.option(
+    "--batch",
+    is_flag=True,
+    help="Send the calls through the server's Batch API (openai/, openai-compatible/), in "
+    "stages over the response cache; an interrupted wait resumes the same batch.",
+)
+@click.option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
     help="A previous score file to compare with (for --fail-if-worse).",
@@ -75,6 +81,7 @@ def score(
     judge_mode: JudgeMode | None,
     no_reasons: bool,
     repeats: int,
+    batch: bool,
     baseline: Path | None,
     fail_under: str | None,
     gate_on: str,
@@ -122,17 +129,23 @@ def score(
             step.advance()
             partial.add(row)
 
-        result = evaluate(
-            samples,
-            names,
-            cache=not no_cache,
-            language=language,
-            progress=finished,
-            settings=chosen,
-            mode=judge_mode,
-            reasons=not no_reasons,
-            repeats=repeats,
-        )
+        options: dict[str, Any] = {
+            "language": language,
+            "mode": judge_mode,
+            "reasons": not no_reasons,
+            "repeats": repeats,
+        }
+        if batch:
+            result = judge_in_batches(samples, names, chosen, output, finished, no_cache, options)
+        else:
+            result = evaluate(
+                samples,
+                names,
+                cache=not no_cache,
+                progress=finished,
+                settings=chosen,
+                **options,
+            )
         result.write_jsonl(output)
     header, rows = judge_summary_table(result.summary())
     title = f"{len(result)} rows judged by {result.model}; results in {output}"
@@ -143,6 +156,52 @@ def score(
         sys.exit(NOTHING_JUDGED)
     if gate.asked:
         finish_gate(gate.checks(result.to_records(), str(output)), junit)
+
+
+def judge_in_batches(
+    samples: list[Any],
+    names: list[str],
+    chosen: Any,
+    output: Path,
+    finished: Any,
+    no_cache: bool,
+    options: dict[str, Any],
+) -> Any:
+    """``score --batch``: the stages of :mod:`rag_judge.jobs.batched`, each poll said on stderr."""
+    import asyncio
+
+    from rag_judge.core.errors import InputError
+    from rag_judge.jobs.batched import state_path_for
+    from rag_judge.jobs.score.run import aevaluate_batched
+
+    if no_cache:
+        raise InputError("--batch hands replies over through the response cache: drop --no-cache")
+
+    def polled(_stage: Any, state: Any) -> None:
+        counts = ", ".join(f"{k} {v}" for k, v in state.counts.items())
+        click.echo(f"batch {state.id}: {state.status}{'; ' + counts if counts else ''}", err=True)
+
+    state_path = state_path_for(output)
+    run = asyncio.run(
+        aevaluate_batched(
+            samples,
+            names,
+            settings=chosen,
+            state_path=state_path,
+            progress=finished,
+            on_poll=polled,
+            **options,
+        )
+    )
+    for stage in run.stages:
+        click.echo(
+            f"stage {stage.index + 1}: {stage.requests} requests in {stage.batch_id} "
+            f"({stage.status}): {stage.answered} answered, {stage.sent_live} sent live"
+            + (" (resumed)" if stage.resumed else ""),
+            err=True,
+        )
+    click.echo(f"batch ids kept in {state_path}", err=True)
+    return run.result
 
 
 @click.command()

@@ -1,0 +1,79 @@
+"""A stand-in backend that answers nothing: it writes down each request as a batch line.
+
+A batch stage runs the job with a client over this backend and the real response cache: what
+the cache answers goes on as usual, and every miss becomes a :class:`BatchLine` whose
+``custom_id`` is the very cache key the real client would use, so the batch's replies, written
+into the cache under those ids, answer the next run. A miss raises :class:`Deferred`, and the
+step that needed it (and whatever depends on it) waits for a later stage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag_judge.backends.batch_api import BatchLine
+from rag_judge.backends.errors import BackendError, BackendUnavailable
+from rag_judge.backends.openai_backend import TOP_LOGPROBS, chat_messages, response_format
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse, cache_key
+
+BATCHABLE = ("openai", "openai-compatible")
+"""Providers whose requests go to a Batch API as they are (the OpenAI chat-completions body)."""
+
+
+class Deferred(BackendError):
+    """The request went into the batch; its reply comes in a later stage."""
+
+    def __init__(self) -> None:
+        super().__init__("deferred to the next batch", transient=False)
+
+
+class CollectingBackend:
+    """Same name and endpoint as ``real`` (so the keys match), but every call is collected."""
+
+    def __init__(self, real: Any) -> None:
+        provider = str(real.name).split("/", 1)[0]
+        if provider not in BATCHABLE:
+            raise BackendUnavailable(
+                f"{real.name}: batches need an openai/ or openai-compatible/ model (a Batch API "
+                "takes the OpenAI request body)"
+            )
+        self.real = real
+        self.name: str = real.name
+        self.endpoint: str | None = real.endpoint
+        self.lines: dict[str, BatchLine] = {}
+        self.requests: dict[str, tuple[str, ChatRequest]] = {}
+        """custom_id → (kind, request), to send a failed line again live."""
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Collect a chat call (with its schema as OpenAI's ``json_schema``) and defer it."""
+        body = self._body(request)
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        mode = getattr(self.real, "json_mode", "auto")
+        if request.json_schema is not None and mode != "none":
+            form = "json_object" if mode == "json_object" else "json_schema"
+            body["response_format"] = response_format(request.json_schema, form)
+        self._collect("chat", request, body)
+        raise Deferred
+
+    async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
+        """Collect a one-token yes/no call with ``top_logprobs`` and defer it."""
+        body = self._body(request) | {"max_tokens": 1, "logprobs": True}
+        body["top_logprobs"] = TOP_LOGPROBS
+        self._collect("yes_no", request, body)
+        raise Deferred
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.real.model,
+            "messages": chat_messages(request),
+            "temperature": request.temperature,
+        }
+        if request.seed is not None:
+            body["seed"] = request.seed
+        return body
+
+    def _collect(self, kind: str, request: ChatRequest, body: dict[str, Any]) -> None:
+        key = cache_key(kind, self.name, self.endpoint, request)
+        self.lines[key] = BatchLine(key, kind, body)
+        self.requests[key] = (kind, request)

@@ -1,0 +1,184 @@
+"""Run a job through a provider's Batch API, in stages over the response cache.
+
+Each stage runs the whole job with a client that answers only from the cache and writes every
+miss down as a batch line (:mod:`rag_judge.backends.batch_collect`), submits those lines as one
+batch, polls it, and writes its replies into the cache under their ``custom_id`` (the cache
+key). The next stage runs the job again: the steps that waited on those replies (a claim's
+verdict waits on the claims) now miss in turn. When a stage misses nothing, the job runs once
+more with the real client and every call comes from the cache, so the results are those of a
+live run. Lines a batch did not answer (failed, expired) are sent again live, through the real
+client with its retries; what still fails is recorded with its status. The batch ids are kept
+in a state file next to the output, so an interrupted wait polls the same batch again instead
+of submitting a second one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from rag_judge.backends.batch_api import BatchAPI, BatchState
+from rag_judge.backends.batch_collect import CollectingBackend
+from rag_judge.backends.client import ModelClient
+from rag_judge.backends.errors import BackendError
+from rag_judge.backends.http_backend import chat_reply_of, yes_no_reply_of
+from rag_judge.core.errors import InputError
+from rag_judge.runtime.atomic import write_lines
+
+T = TypeVar("T")
+Job = Callable[[ModelClient], Awaitable[T]]
+"""The job, given the client to judge with (a collecting one in a stage, the real one last)."""
+
+MAX_STAGES = 8
+"""A judge has two or three dependent steps; more stages than this means no progress."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One batch: what it asked, how it ended, what had to go live."""
+
+    index: int
+    requests: int
+    batch_id: str
+    status: str
+    answered: int
+    """Lines whose reply came back in the batch and went into the cache."""
+    sent_live: int
+    """Lines the batch did not answer, sent again live."""
+    resumed: bool
+    """True when an earlier, interrupted run had submitted this batch."""
+
+
+@dataclass(frozen=True)
+class BatchRun(Generic[T]):
+    """The job's result (from the final, all-cached run) and the stages that led to it."""
+
+    result: T
+    stages: tuple[Stage, ...]
+
+
+def state_path_for(output: Path) -> Path:
+    """Where a run keeps its batch ids: next to its output."""
+    return output.with_name(output.name + ".batches.json")
+
+
+async def run_batched(
+    job: Job[T],
+    client: ModelClient,
+    *,
+    state_path: Path,
+    api: BatchAPI | None = None,
+    poll_seconds: float = 10.0,
+    on_poll: Callable[[Stage | None, BatchState], None] | None = None,
+) -> BatchRun[T]:
+    """Run ``job`` through the Batch API of ``client``'s server (see the module docstring).
+
+    Raises:
+        InputError: no response cache (the stages hand replies over through it).
+        BackendUnavailable: a model that is no ``openai/`` or ``openai-compatible/`` one.
+    """
+    if client.cache is None:
+        raise InputError("--batch hands replies over through the response cache: drop --no-cache")
+    api = api or BatchAPI(str(client.backend.endpoint), getattr(client.backend, "_key", None))
+    stages: list[Stage] = []
+    given_up: set[str] = set()
+    for index in range(MAX_STAGES):
+        collector = CollectingBackend(client.backend)
+        await job(ModelClient(collector, cache=client.cache, policy=client.policy))
+        if not collector.lines or set(collector.lines) <= given_up:
+            break  # done, or only lines that failed live too: the final run records their status
+        stage = await _stage(index, collector, client, api, state_path, poll_seconds, on_poll)
+        stages.append(stage)
+        given_up |= {cid for cid in collector.lines if client.cache.get(cid) is None}
+    result = await job(client)
+    _save(state_path, {"stages": [asdict(s) for s in stages], "pending": None})
+    return BatchRun(result, tuple(stages))
+
+
+async def _stage(
+    index: int,
+    collector: CollectingBackend,
+    client: ModelClient,
+    api: BatchAPI,
+    state_path: Path,
+    poll_seconds: float,
+    on_poll: Callable[[Stage | None, BatchState], None] | None,
+) -> Stage:
+    lines = sorted(collector.lines.values(), key=lambda line: line.custom_id)
+    digest = hashlib.sha256("\n".join(line.custom_id for line in lines).encode()).hexdigest()
+    state = _load(state_path)
+    pending = state.get("pending") or {}
+    resumed = pending.get("digest") == digest
+    if resumed:
+        batch_id = str(pending["batch_id"])
+    else:
+        file_id = await asyncio.to_thread(api.upload, lines)
+        batch_id = (await asyncio.to_thread(api.create, file_id)).id
+        _save(state_path, {**state, "pending": {"digest": digest, "batch_id": batch_id}})
+    while True:
+        found = await asyncio.to_thread(api.get, batch_id)
+        if on_poll is not None:
+            on_poll(None, found)
+        if found.done:
+            break
+        await asyncio.sleep(poll_seconds)
+    answered = await asyncio.to_thread(_ingest, api, found, collector, client)
+    missing = [cid for cid in collector.lines if cid not in answered]
+    for cid in missing:  # failed or expired lines: live, with the client's retries
+        kind, request = collector.requests[cid]
+        if kind == "chat":
+            await client.chat(request)
+        else:
+            await client.yes_probability(request)
+    stage = Stage(index, len(lines), batch_id, found.status, len(answered), len(missing), resumed)
+    done = [*state.get("stages", []), asdict(stage)]
+    _save(state_path, {"stages": done, "pending": None})
+    return stage
+
+
+def _ingest(
+    api: BatchAPI, found: BatchState, collector: CollectingBackend, client: ModelClient
+) -> set[str]:
+    """Write the batch's successful replies into the cache; the custom_ids answered."""
+    assert client.cache is not None
+    answered = set()
+    for line in api.lines(found.output_file_id):
+        cid, response = line.get("custom_id"), line.get("response") or {}
+        wanted = collector.lines.get(str(cid))
+        if wanted is None or response.get("status_code") != 200:
+            continue
+        try:
+            reply = (
+                chat_reply_of(response.get("body"))
+                if wanted.kind == "chat"
+                else yes_no_reply_of(response.get("body"))
+            )
+        except BackendError:
+            continue  # an unreadable reply: sent again live
+        client.cache.put(
+            wanted.custom_id, kind=wanted.kind, model=client.name, value=reply.model_dump_json()
+        )
+        client.ledger.record_batched(client.name, reply.usage)
+        answered.add(wanted.custom_id)
+    return answered
+
+
+def _load(path: Path) -> dict:  # type: ignore[type-arg]
+    if not path.is_file():
+        return {}
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InputError(
+            f"unreadable batch state ({error}); delete it to start over", source=str(path)
+        ) from None
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _save(path: Path, state: dict) -> None:  # type: ignore[type-arg]
+    write_lines(path, json.dumps(state, indent=1).splitlines())
