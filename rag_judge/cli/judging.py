@@ -57,6 +57,21 @@ from rag_judge.report.tables import judge_summary_table, to_rich
     "the summary shows its spread and two-level CIs.",
 )
 @click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    metavar="local|ray|ray://ADDRESS|ray:auto",
+    help="Where rows are judged: this process, a new local Ray cluster, or an existing one "
+    "(pip install 'rag-judge[ray]').",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="--executor ray: Ray workers (CPUs) of a new local cluster, and tasks are sized for.",
+)
+@click.option(
     "--batch",
     is_flag=True,
     help="Send the calls through the server's Batch API (openai/, openai-compatible/), in "
@@ -81,6 +96,8 @@ def score(
     judge_mode: JudgeMode | None,
     no_reasons: bool,
     repeats: int,
+    executor: str,
+    workers: int,
     batch: bool,
     baseline: Path | None,
     fail_under: str | None,
@@ -109,6 +126,7 @@ def score(
 
     chosen = load_settings(settings)
     names = metric_names(metrics)
+    target = ray_target(executor, workers, batch)
     gate = ScoreGate.check(names, fail_under, gate_on, baseline, fail_if_worse, margin)
     check_output_file(output, inputs=[input_path])
     if junit is not None:
@@ -137,6 +155,13 @@ def score(
         }
         if batch:
             result = judge_in_batches(samples, names, chosen, output, finished, no_cache, options)
+        elif target is not None:
+            from rag_judge.jobs.score.on_ray import evaluate_on_ray
+
+            options["cache"] = not no_cache
+            result = evaluate_on_ray(
+                samples, names, settings=chosen, target=target, progress=finished, **options
+            )
         else:
             result = evaluate(
                 samples,
@@ -156,6 +181,24 @@ def score(
         sys.exit(NOTHING_JUDGED)
     if gate.asked:
         finish_gate(gate.checks(result.to_records(), str(output)), junit)
+
+
+def ray_target(executor: str, workers: int, batch: bool) -> Any:
+    """The Ray cluster ``--executor`` names (None: this process); Ray's presence checked now."""
+    if executor == "local":
+        return None
+    from rag_judge.jobs.score.on_ray import RayTarget, require_ray
+
+    try:
+        target = RayTarget.parse(executor, workers)
+    except ValueError:
+        raise click.UsageError(
+            f"--executor takes local, ray, ray://ADDRESS or ray:auto, not {executor!r}"
+        ) from None
+    if batch:
+        raise click.UsageError("--batch and --executor ray are two ways to scale out: pick one")
+    require_ray()
+    return target
 
 
 def judge_in_batches(
