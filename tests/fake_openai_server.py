@@ -337,13 +337,34 @@ def fake_openai() -> Iterator[FakeOpenAIServer]:
         server.stop()
 
 
+def judge_reply(body: Body) -> str:
+    """Replies like a judge model, routed by what the system prompt asks for: each text is one
+    claim, every claim supported by passage 1, three reverse questions (benchmarks)."""
+    system = str(body["messages"][0]["content"])
+    if '"verdicts"' in system:
+        claims = [
+            line for line in str(body["messages"][-1]["content"]).splitlines() if line[:1].isdigit()
+        ]
+        verdicts = [
+            {"claim": i, "reason": "r", "verdict": "supported", "passages": [1]}
+            for i in range(1, max(1, len(claims)) + 1)
+        ]
+        return json.dumps({"verdicts": verdicts})
+    if '"questions"' in system:
+        return json.dumps({"questions": ["What is it?"] * 3, "noncommittal": False})
+    return json.dumps({"claims": [str(body["messages"][-1]["content"]).split("Text:")[-1].strip()]})
+
+
 def main(argv: Iterable[str] | None = None) -> None:
     """Serve until killed; print ``PORT <n>`` first so a parent process can connect."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--judge", action="store_true", help="reply like a judge (judge_reply)")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    server = FakeOpenAIServer(latency=args.latency, port=args.port)
+    server = FakeOpenAIServer(
+        latency=args.latency, port=args.port, respond=judge_reply if args.judge else echo
+    )
     print(f"PORT {server.port}", flush=True)
     try:
         server._httpd.serve_forever(poll_interval=0.05)

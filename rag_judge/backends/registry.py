@@ -63,20 +63,24 @@ def chat_backend(
     base_url: str | None = None,
     api_key: str | None = None,
     json_mode: str = "auto",
+    threads: int | None = None,
 ) -> ChatBackend:
     """The chat backend for a model name (imports its SDK now, not before). ``json_mode`` (one
-    of ``JSON_MODES``) is how a server is sent JSON schemas; in-process models ignore it."""
+    of ``JSON_MODES``) is how a server is sent JSON schemas; in-process models ignore it, and
+    ``threads`` is what only they take (None: every core the process may use)."""
     if json_mode not in JSON_MODES:
         raise InputError(
             f"unknown JSON mode {json_mode!r}; known: {', '.join(JSON_MODES)}", field="json_mode"
         )
-    backend = _chat_backend(name, base_url=base_url, api_key=api_key)
+    backend = _chat_backend(name, base_url=base_url, api_key=api_key, threads=threads)
     if hasattr(backend, "json_mode"):
         backend.json_mode = json_mode
     return backend
 
 
-def _chat_backend(name: str, *, base_url: str | None, api_key: str | None) -> ChatBackend:
+def _chat_backend(
+    name: str, *, base_url: str | None, api_key: str | None, threads: int | None
+) -> ChatBackend:
     parsed = parse_model_name(name)
     if parsed.provider == "openai":
         from rag_judge.backends.openai_backend import OpenAIChat
@@ -93,7 +97,7 @@ def _chat_backend(name: str, *, base_url: str | None, api_key: str | None) -> Ch
     if parsed.provider == "local":
         from rag_judge.backends.local_llama import LocalLlama
 
-        return LocalLlama(parsed.model)
+        return LocalLlama(parsed.model, n_threads=threads)
     raise BackendUnavailable(
         f"'{name}': scripted backends are built in code (rag_judge.backends.scripted), not by name"
     )

@@ -45,6 +45,11 @@ from rag_judge.report.tables import judge_summary_table, to_rich
 @click.option("--embeddings", help="Embedder for answer relevancy (default: settings).")
 @click.option("--base-url", help="OpenAI-compatible server for openai/ and litellm/ models.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Model calls in flight.")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    help="CPU threads of a local/ model (default: every core; 1 per Ray worker on one machine).",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
 @click.option("--language", help="Prompt language for every row (default: detected).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")

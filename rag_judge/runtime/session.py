@@ -78,7 +78,10 @@ class Session:
 
     def _chat_client(self, name: str) -> ModelClient:
         backend = chat_backend(
-            name, base_url=self.settings.base_url, json_mode=self.settings.json_mode
+            name,
+            base_url=self.settings.base_url,
+            json_mode=self.settings.json_mode,
+            threads=self.settings.threads,
         )
         return ModelClient(backend, cache=self.cache, policy=self.policy, ledger=self.ledger)
 

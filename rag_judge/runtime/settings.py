@@ -3,7 +3,7 @@
 Environment: ``RAG_JUDGE_MODEL``, ``RAG_JUDGE_GENERATOR``, ``RAG_JUDGE_JUDGE``,
 ``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``, ``RAG_JUDGE_JSON_MODE``,
 ``RAG_JUDGE_CACHE_DIR``, ``RAG_JUDGE_CONCURRENCY``, ``RAG_JUDGE_TIMEOUT``,
-``RAG_JUDGE_MAX_ATTEMPTS``, and ``RAG_JUDGE_CONFIG`` (path of the config file).
+``RAG_JUDGE_MAX_ATTEMPTS``, ``RAG_JUDGE_THREADS`` and ``RAG_JUDGE_CONFIG`` (the config file).
 Config file (TOML): the first of ``$RAG_JUDGE_CONFIG``, ``./rag_judge.toml`` and the user
 config directory's ``config.toml``; keys as the field names below, at top level or under
 ``[rag_judge]``. API keys are never read from or written to files: they come from the
@@ -60,6 +60,9 @@ class Settings:
     """Seconds per attempt."""
     max_attempts: int = 4
     """Attempts per call for transient failures."""
+    threads: int | None = None
+    """CPU threads of an in-process ``local/`` model (None: every core this process may use;
+    one per Ray worker when several share a machine)."""
 
     @property
     def generator_model(self) -> str:
@@ -179,7 +182,13 @@ def _secret_key(table: Mapping[str, Any], prefix: str = "") -> str | None:
 
 
 def _convert(name: str, value: Any, *, source: str) -> Any:
-    kind = {"concurrency": int, "max_attempts": int, "timeout": float, "cache_dir": Path}.get(name)
+    kind = {
+        "concurrency": int,
+        "max_attempts": int,
+        "threads": int,
+        "timeout": float,
+        "cache_dir": Path,
+    }.get(name)
     if kind is None:
         optional = name in ("base_url", "generator", "judge")
         if value in ("", None) and optional:

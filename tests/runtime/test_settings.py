@@ -78,3 +78,10 @@ def test_the_json_mode_is_a_setting_and_checked() -> None:
     assert load_settings({"json_mode": "none"}, env={}).json_mode == "none"
     with pytest.raises(InputError, match="not a JSON mode; known: auto, json_schema"):
         load_settings(env={"RAG_JUDGE_JSON_MODE": "yaml"})
+
+
+def test_threads_is_a_positive_setting() -> None:
+    assert load_settings(env={}).threads is None
+    assert load_settings(env={"RAG_JUDGE_THREADS": "1"}).threads == 1
+    with pytest.raises(InputError, match="must be positive"):
+        load_settings({"threads": 0}, env={})
