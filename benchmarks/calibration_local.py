@@ -124,7 +124,9 @@ async def run_floor(name: str, cache: Path, first: int | None = None) -> None:
         lines.append(json.dumps({"id": sample.id, "results": {"faithfulness": result}}))
         print(f"floor {name} {index}/{len(chosen.samples)}", flush=True)
     (out / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    _record_run("floor", name, time.time() - started, resumed=first is not None)
+    tally = session.ledger.models.get(MODEL)
+    from_cache = 0 if tally is None else tally.cached
+    _record_run("floor", name, time.time() - started, resumed=first is not None or from_cache > 0)
 
 
 def _record_run(path: str, name: str, seconds: float, *, resumed: bool = False) -> None:
