@@ -78,21 +78,9 @@ def chat_reply_of(body: Any) -> ChatResponse:
         message = choice["message"]
         content, refusal = message["content"], message.get("refusal")
         finish_reason, usage = choice.get("finish_reason"), _usage(body.get("usage"))
-        raw_usage = body.get("usage")
-        details = (
-            raw_usage.get("completion_tokens_details") if isinstance(raw_usage, dict) else None
-        )
-        reported = details.get("reasoning_tokens") if isinstance(details, dict) else None
     except (AttributeError, IndexError, KeyError, TypeError) as error:
         raise malformed_reply(error) from error
-    return checked_reply(
-        content,
-        refusal,
-        finish_reason,
-        usage,
-        thinking=thinking_field(message),
-        reasoning_tokens=reported if isinstance(reported, int) else None,
-    )
+    return checked_reply(content, refusal, finish_reason, usage, thinking=thinking_field(message))
 
 
 def yes_no_reply_of(body: Any) -> YesNoResponse:
@@ -110,9 +98,12 @@ def _usage(raw: Any) -> Usage:
     """Token counts from a reply's ``usage`` object (absent or odd: unreported)."""
     if not isinstance(raw, dict):
         return Usage(reported=False)
+    details = raw.get("completion_tokens_details")
+    thinking = details.get("reasoning_tokens") if isinstance(details, dict) else None
     return Usage(
         prompt_tokens=int(raw.get("prompt_tokens") or 0),
         completion_tokens=int(raw.get("completion_tokens") or 0),
+        reasoning_tokens=thinking if isinstance(thinking, int) and thinking > 0 else 0,
     )
 
 

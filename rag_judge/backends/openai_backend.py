@@ -227,10 +227,17 @@ def usage_of(raw: Any) -> Usage:
     """Usage from an SDK usage object (None: unreported, not zero)."""
     if raw is None:
         return Usage(reported=False)
+    details = getattr(raw, "completion_tokens_details", None)
     return Usage(
         prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+        reasoning_tokens=_count(getattr(details, "reasoning_tokens", None)),
     )
+
+
+def _count(value: Any) -> int:
+    """A token count as the server gave it (absent or odd: 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def chat_response(completion: Any) -> ChatResponse:
@@ -239,20 +246,10 @@ def chat_response(completion: Any) -> ChatResponse:
         choice = completion.choices[0]
         message = choice.message
         content, refusal = message.content, getattr(message, "refusal", None)
-        raw_usage = getattr(completion, "usage", None)
-        finish_reason, usage = choice.finish_reason, usage_of(raw_usage)
+        finish_reason, usage = choice.finish_reason, usage_of(getattr(completion, "usage", None))
     except (AttributeError, IndexError, KeyError, TypeError) as error:
         raise malformed_reply(error) from error
-    details = getattr(raw_usage, "completion_tokens_details", None)
-    reported = getattr(details, "reasoning_tokens", None)
-    return checked_reply(
-        content,
-        refusal,
-        finish_reason,
-        usage,
-        thinking=thinking_field(message),
-        reasoning_tokens=reported if isinstance(reported, int) else None,
-    )
+    return checked_reply(content, refusal, finish_reason, usage, thinking=thinking_field(message))
 
 
 def malformed_reply(error: BaseException) -> BackendError:
@@ -269,10 +266,10 @@ def checked_reply(
     usage: Usage,
     *,
     thinking: str = "",
-    reasoning_tokens: int | None = None,
 ) -> ChatResponse:
     """The reply's answer, without a reasoning model's thinking (in its own field or between
-    ``<think>`` tags; its tokens go into ``usage``), unless the model refused or said nothing
+    ``<think>`` tags; its tokens go into ``usage``: as the server reported them in
+    ``usage.reasoning_tokens``, else estimated), unless the model refused or said nothing
     (both raise)."""
     if refusal:
         raise BackendRefusal(f"the model refused: {str(refusal)[:200]}")
@@ -280,7 +277,7 @@ def checked_reply(
     thinking = thinking or tagged
     if thinking:  # LiteLLM moves <think> to reasoning_content and leaves the blank lines
         answer = answer.strip()
-    usage = with_thinking(usage, reasoning_tokens, thinking, answer)
+    usage = with_thinking(usage, usage.reasoning_tokens or None, thinking, answer)
     if not answer:
         after = " after thinking" if thinking else ""
         raise BackendError(f"empty reply{after} (finish_reason={finish_reason})", transient=True)
