@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from fake_batch_server import FakeBatchServer, fake_batch  # noqa: F401
+from fake_openai_server import judge_reply
 
 from rag_judge.backends.batch_collect import CollectingBackend
 from rag_judge.backends.errors import BackendUnavailable
@@ -29,15 +30,6 @@ ROWS = [
     }
     for i in range(4)
 ]
-
-
-def judge_model(body: dict[str, Any]) -> str:
-    system = body["messages"][0]["content"]
-    if '"verdicts"' in system:
-        verdict = {"claim": 1, "reason": "r", "verdict": "supported", "passages": [1]}
-        return json.dumps({"verdicts": [verdict]})
-    text = body["messages"][-1]["content"].split("Text:")[-1].strip()
-    return json.dumps({"claims": [text]})
 
 
 def settings_for(server: FakeBatchServer, cache: Path) -> Any:
@@ -71,7 +63,7 @@ def comparable(records: list[dict[str, Any]]) -> list[Any]:
 
 @pytest.fixture
 def served(fake_batch: FakeBatchServer) -> FakeBatchServer:  # noqa: F811
-    fake_batch.chat.respond = judge_model
+    fake_batch.chat.respond = judge_reply
     return fake_batch
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import psutil
 import pytest
-from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
+from fake_openai_server import FakeOpenAIServer, fake_openai, judge_reply  # noqa: F401
 
 from rag_judge.core.errors import RagJudgeError
 from rag_judge.jobs.score.on_ray import RayTarget, evaluate_on_ray
@@ -36,14 +36,6 @@ ROWS = [
 ]
 
 
-def judge_model(body: dict[str, Any]) -> str:
-    system = body["messages"][0]["content"]
-    if '"verdicts"' in system:
-        verdict = {"claim": 1, "reason": "r", "verdict": "supported", "passages": [1]}
-        return json.dumps({"verdicts": [verdict]})
-    return json.dumps({"claims": [body["messages"][-1]["content"].split("Text:")[-1].strip()]})
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -63,7 +55,7 @@ def test_ray_writes_the_same_file_as_one_process(
     fake_openai: FakeOpenAIServer,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    fake_openai.respond = judge_model
+    fake_openai.respond = judge_reply
     here = evaluate(ROWS, METRICS, settings=settings_for(fake_openai, tmp_path / "a"))
     seen: list[str] = []
     there = evaluate_on_ray(
@@ -86,7 +78,7 @@ def test_a_killed_worker_is_replaced_and_nothing_is_lost(
     fake_openai: FakeOpenAIServer,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    fake_openai.respond = judge_model
+    fake_openai.respond = judge_reply
     fake_openai.latency = 0.05
     settings = settings_for(fake_openai, tmp_path / "cache")
     result: dict[str, Any] = {}
@@ -147,7 +139,7 @@ def test_score_executor_ray_on_the_command_line(
 
     from rag_judge.cli import main
 
-    fake_openai.respond = judge_model
+    fake_openai.respond = judge_reply
     rows = tmp_path / "rows.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:6]), encoding="utf-8")
     (tmp_path / "empty.toml").write_text("", encoding="utf-8")
