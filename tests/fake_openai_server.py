@@ -301,6 +301,9 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if self.path not in ("/v1/chat/completions", "/v1/embeddings"):
+                self._send(*_error(404, f"no route {self.path}"))  # as real servers: route first
+                return
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:

@@ -116,8 +116,14 @@ class BatchAPI:
                 body = response.read()
         except urllib.error.HTTPError as error:
             text = redact(error.read().decode("utf-8", "replace")[:300], (self._key,))
+            hint = (
+                f"; {self.base} has no Batch API (llama.cpp's and llama-cpp-python's servers "
+                "have none): run without --batch"
+                if error.code == 404 and path == "/v1/files"
+                else ""
+            )
             raise BackendError(
-                f"batch API {method} {path}: HTTP {error.code}: {text}",
+                f"batch API {method} {path}: HTTP {error.code}: {text}{hint}",
                 transient=error.code in (408, 409, 429) or error.code >= 500,
             ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as error:

@@ -186,3 +186,26 @@ def test_the_ledger_bills_batched_tokens_at_the_discount() -> None:
     assert full > 0
     assert discounted == pytest.approx(full * BATCH_DISCOUNT)
     assert batch.summary()["openai/gpt-4o-mini"]["batched"] == 1
+
+
+def test_a_server_without_a_batch_api_is_named_and_nothing_is_judged(tmp_path: Path) -> None:
+    """llama-cpp-python's server (like the plain fake) answers /v1/files with a 404."""
+    from fake_openai_server import FakeOpenAIServer
+
+    from rag_judge.backends.errors import BackendError
+
+    plain = FakeOpenAIServer().start()
+    try:
+        chosen = {"model": "openai-compatible/m", "base_url": plain.base_url, "cache_dir": tmp_path}
+        with pytest.raises(BackendError, match=r"has no Batch API .*run without --batch"):
+            asyncio.run(
+                aevaluate_batched(
+                    ROWS,
+                    METRICS,
+                    settings=load_settings(chosen, env={}),
+                    state_path=state_path_for(tmp_path / "out.jsonl"),
+                )
+            )
+        assert plain.calls["/v1/chat/completions"] == 0
+    finally:
+        plain.stop()
