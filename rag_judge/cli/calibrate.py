@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from rag_judge.cli.common import (
+    bootstrap_options,
     echo_cost,
     friendly_errors,
     json_mode_option,
@@ -101,14 +102,7 @@ from rag_judge.report.tables import to_rich
 @click.option("--base-url", help="--run: OpenAI-compatible server for openai/ and litellm/.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="--run: model calls in flight.")
 @click.option("--no-cache", is_flag=True, help="--run: do not read or write the response cache.")
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples per interval.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap and split seed.")
+@bootstrap_options("Seed of the bootstrap and the dev split.")
 @judge_mode_options
 @json_mode_option
 @friendly_errors

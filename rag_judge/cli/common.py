@@ -66,6 +66,24 @@ def judge_mode_options(command: F) -> F:
     )(command)
 
 
+def bootstrap_options(seed_help: str) -> Callable[[F], F]:
+    """``--resamples`` and ``--seed``: the bootstrap every interval of a command uses."""
+
+    def add(command: F) -> F:
+        command = click.option("--seed", type=int, default=0, show_default=True, help=seed_help)(
+            command
+        )
+        return click.option(
+            "--resamples",
+            type=click.IntRange(min=1),
+            default=2000,
+            show_default=True,
+            help="Bootstrap resamples per interval.",
+        )(command)
+
+    return add
+
+
 def json_mode_option(command: F) -> F:
     """``--json-mode``: how JSON schemas are sent to a server (a setting, ``json_mode``)."""
     return click.option(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rag_judge.cli.common import friendly_errors, metric_names
+from rag_judge.cli.common import bootstrap_options, friendly_errors, metric_names
 from rag_judge.cli.gating import finish_gate, gate_options
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
@@ -36,16 +36,7 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
     show_default=True,
     help="Changed rows shown per metric.",
 )
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples.",
-)
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Bootstrap and randomization seed."
-)
+@bootstrap_options("Seed of the bootstrap and the randomization test.")
 @gate_options
 @friendly_errors
 def compare_scores_command(

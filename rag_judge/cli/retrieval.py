@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import F, friendly_errors, make_console
+from rag_judge.cli.common import F, bootstrap_options, friendly_errors, make_console
 from rag_judge.report.tables import comparison_table, eval_result_table, to_csv, to_rich
 from rag_judge.retrieval import FAMILIES, EvalResult, evaluate, read_qrels, read_run
 from rag_judge.retrieval.compare import compare_runs
@@ -148,16 +148,7 @@ def retrieval(qrels: Path, run: Path, per_query: bool, fmt: str, **kwargs: Any) 
     default=0.95,
     show_default=True,
 )
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples.",
-)
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed for bootstrap and randomization."
-)
+@bootstrap_options("Seed of the bootstrap and the randomization test.")
 @click.option(
     "--format",
     "fmt",
