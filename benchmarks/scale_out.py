@@ -38,8 +38,10 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from rag_judge.core.types import RagSample  # noqa: E402
 from rag_judge.data.calibration_sets import load_calibration_set  # noqa: E402
-from rag_judge.jobs.score.on_ray import RayTarget, evaluate_on_ray  # noqa: E402
-from rag_judge.jobs.score.run import aevaluate, aevaluate_batched  # noqa: E402
+from rag_judge.jobs.on_ray import RayTarget  # noqa: E402
+from rag_judge.jobs.score.on_ray import evaluate_on_ray  # noqa: E402
+from rag_judge.jobs.score.run import aevaluate  # noqa: E402
+from rag_judge.jobs.score.scaled import aevaluate_batched  # noqa: E402
 from rag_judge.runtime.settings import load_settings  # noqa: E402
 
 OUT = Path(__file__).parent / "results"

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from rag_judge.backends.types import JSON_MODES
 from rag_judge.core.errors import RagJudgeError
+from rag_judge.core.types import FAILED_STATUSES
 from rag_judge.judges import JUDGES
 from rag_judge.judges.work import JudgeMode
 
@@ -23,7 +24,6 @@ JUDGE_NAMES = tuple(JUDGES)
 NOTHING_JUDGED = 3
 """Exit status of a run in which no row got a value because every call failed (results and
 statuses are still written). 0: done; 2: bad input; 130: interrupted."""
-FAILED_CALLS = ("backend_error", "timeout", "refused", "parse_error")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -112,7 +112,7 @@ def nothing_judged(result: EvaluationResult) -> str | None:
     failed: dict[str, int] = {}
     for summary in summaries:
         for status, n in summary.statuses.items():
-            if status in FAILED_CALLS:
+            if status in FAILED_STATUSES:
                 failed[status] = failed.get(status, 0) + n
     if not failed:
         return None

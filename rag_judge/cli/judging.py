@@ -20,6 +20,7 @@ from rag_judge.cli.common import (
     nothing_judged,
 )
 from rag_judge.cli.gating import finish_gate, gate_options
+from rag_judge.cli.scale_out import echo_stages, ray_target, scale_out, scale_out_options
 from rag_judge.judges import DEFAULT_METRICS
 from rag_judge.judges.work import JudgeMode
 from rag_judge.report.tables import judge_summary_table, to_rich
@@ -62,32 +63,12 @@ from rag_judge.report.tables import judge_summary_table, to_rich
     "the summary shows its spread and two-level CIs.",
 )
 @click.option(
-    "--executor",
-    default="local",
-    show_default=True,
-    metavar="local|ray|ray://ADDRESS|ray:auto",
-    help="Where rows are judged: this process, a new local Ray cluster, or an existing one "
-    "(pip install 'rag-judge[ray]').",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="--executor ray: Ray workers (CPUs) of a new local cluster, and tasks are sized for.",
-)
-@click.option(
-    "--batch",
-    is_flag=True,
-    help="Send the calls through the server's Batch API (openai/, openai-compatible/), in "
-    "stages over the response cache; an interrupted wait resumes the same batch.",
-)
-@click.option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
     help="A previous score file to compare with (for --fail-if-worse).",
 )
 @gate_options
+@scale_out_options("rows")
 @judge_mode_options
 @json_mode_option
 @friendly_errors
@@ -119,19 +100,21 @@ def score(
     from the cache, so an interrupted run resumes where it stopped; meanwhile OUTPUT.partial
     holds the rows it finished.
     """
+    import asyncio
+
     from rag_judge.cli.gating import ScoreGate
     from rag_judge.cli.progress import progress_step
     from rag_judge.data.samples import load_samples
     from rag_judge.jobs.score.partial import PartialResults
     from rag_judge.jobs.score.result import SampleResult
-    from rag_judge.jobs.score.run import evaluate
+    from rag_judge.jobs.score.scaled import aevaluate_scaled
     from rag_judge.prompts.templates import prompt_languages
     from rag_judge.runtime.outputs import check_output_file, check_output_folder
     from rag_judge.runtime.settings import load_settings
 
     chosen = load_settings(settings)
     names = metric_names(metrics)
-    target = ray_target(executor, workers, batch)
+    target = ray_target(executor, workers, batch, no_cache)
     gate = ScoreGate.check(names, fail_under, gate_on, baseline, fail_if_worse, margin)
     check_output_file(output, inputs=[input_path])
     if junit is not None:
@@ -147,36 +130,31 @@ def score(
         )
     total = len(samples) * repeats
     with PartialResults(output) as partial, progress_step("judging", total=total) as step:
+        scale = scale_out(target, batch, step)
 
         def finished(row: SampleResult) -> None:
-            step.advance()
+            if target is None:  # over Ray, the counts across workers move the bar
+                step.advance()
             partial.add(row)
 
-        options: dict[str, Any] = {
-            "language": language,
-            "mode": judge_mode,
-            "reasons": not no_reasons,
-            "repeats": repeats,
-        }
-        if batch:
-            result = judge_in_batches(samples, names, chosen, output, finished, no_cache, options)
-        elif target is not None:
-            from rag_judge.jobs.score.on_ray import evaluate_on_ray
-
-            options["cache"] = not no_cache
-            result = evaluate_on_ray(
-                samples, names, settings=chosen, target=target, progress=finished, **options
-            )
-        else:
-            result = evaluate(
+        result, stages = asyncio.run(
+            aevaluate_scaled(
                 samples,
                 names,
+                settings=chosen,
+                output=output,
+                scale=scale,
                 cache=not no_cache,
                 progress=finished,
-                settings=chosen,
-                **options,
+                language=language,
+                mode=judge_mode,
+                reasons=not no_reasons,
+                repeats=repeats,
             )
+        )
         result.write_jsonl(output)
+    if batch:
+        echo_stages(stages, output)
     header, rows = judge_summary_table(result.summary())
     title = f"{len(result)} rows judged by {result.model}; results in {output}"
     make_console().print(to_rich(header, rows, title=title))
@@ -186,70 +164,6 @@ def score(
         sys.exit(NOTHING_JUDGED)
     if gate.asked:
         finish_gate(gate.checks(result.to_records(), str(output)), junit)
-
-
-def ray_target(executor: str, workers: int, batch: bool) -> Any:
-    """The Ray cluster ``--executor`` names (None: this process); Ray's presence checked now."""
-    if executor == "local":
-        return None
-    from rag_judge.jobs.score.on_ray import RayTarget, require_ray
-
-    try:
-        target = RayTarget.parse(executor, workers)
-    except ValueError:
-        raise click.UsageError(
-            f"--executor takes local, ray, ray://ADDRESS or ray:auto, not {executor!r}"
-        ) from None
-    if batch:
-        raise click.UsageError("--batch and --executor ray are two ways to scale out: pick one")
-    require_ray()
-    return target
-
-
-def judge_in_batches(
-    samples: list[Any],
-    names: list[str],
-    chosen: Any,
-    output: Path,
-    finished: Any,
-    no_cache: bool,
-    options: dict[str, Any],
-) -> Any:
-    """``score --batch``: the stages of :mod:`rag_judge.jobs.batched`, each poll said on stderr."""
-    import asyncio
-
-    from rag_judge.core.errors import InputError
-    from rag_judge.jobs.batched import state_path_for
-    from rag_judge.jobs.score.run import aevaluate_batched
-
-    if no_cache:
-        raise InputError("--batch hands replies over through the response cache: drop --no-cache")
-
-    def polled(_stage: Any, state: Any) -> None:
-        counts = ", ".join(f"{k} {v}" for k, v in state.counts.items())
-        click.echo(f"batch {state.id}: {state.status}{'; ' + counts if counts else ''}", err=True)
-
-    state_path = state_path_for(output)
-    run = asyncio.run(
-        aevaluate_batched(
-            samples,
-            names,
-            settings=chosen,
-            state_path=state_path,
-            progress=finished,
-            on_poll=polled,
-            **options,
-        )
-    )
-    for stage in run.stages:
-        click.echo(
-            f"stage {stage.index + 1}: {stage.requests} requests in {stage.batch_id} "
-            f"({stage.status}): {stage.answered} answered, {stage.sent_live} sent live"
-            + (" (resumed)" if stage.resumed else ""),
-            err=True,
-        )
-    click.echo(f"batch ids kept in {state_path}", err=True)
-    return run.result
 
 
 @click.command()

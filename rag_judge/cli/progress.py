@@ -8,11 +8,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TimeRemainingColumn
 
 from rag_judge.cli.common import make_console
+
+if TYPE_CHECKING:
+    from rag_judge.jobs.on_ray import RowCounts
 
 LOG_EVERY = 30.0
 """Seconds between two plain progress lines when stderr is not a terminal."""
@@ -29,8 +33,12 @@ class Step:
     started: float = field(default=0.0)
     logged: float = field(default=0.0)
 
+    base: str = field(default="")
+    """The step's own description; :meth:`note` adds to it."""
+
     def __post_init__(self) -> None:
         self.started = self.logged = self.clock()
+        self.base = self.base or str(self.bar.tasks[self.task].description)
 
     def advance(self, _: object = None) -> None:
         self.bar.advance(self.task)
@@ -42,7 +50,17 @@ class Step:
         self._log()
 
     def rename(self, description: str, total: int | None) -> None:
+        self.base = description
         self.bar.update(self.task, description=description, total=total)
+
+    def note(self, text: str) -> None:
+        """Show ``text`` beside the description (what is in flight, a batch's state)."""
+        self.bar.update(self.task, description=f"{self.base} ({text})" if text else self.base)
+
+    def show_counts(self, counts: RowCounts) -> None:
+        """Rows done, in flight and failed across Ray workers."""
+        self.note(f"{counts.in_flight} in flight, {counts.failed} failed")
+        self.update(completed=counts.done)
 
     def _log(self) -> None:
         if self.console.is_terminal:

@@ -26,6 +26,10 @@ JudgeStatus = Literal[
 ]
 """How one judge ended on one sample. Only ``ok`` carries a value."""
 
+FAILED_STATUSES: frozenset[str] = frozenset({"backend_error", "timeout", "refused", "parse_error"})
+"""The statuses of a model call that failed (after its retries), as opposed to an input the
+judge could not score (``no_claims``, ``missing_input``, ``noncommittal``)."""
+
 VerdictLabel = Literal["supported", "contradicted", "not_mentioned"]
 """What the passages say about one claim."""
 
@@ -127,3 +131,8 @@ class JudgeResult(BaseModel):
     """Tokens spent by this judge on this sample (0 when answered from the cache)."""
     calls: int = 0
     """Model calls made (cached calls included)."""
+
+    @property
+    def failed(self) -> bool:
+        """True when a model call failed (see :data:`FAILED_STATUSES`)."""
+        return self.status in FAILED_STATUSES

@@ -30,7 +30,7 @@ line; errors are :class:`~rag_judge.core.errors.InputError` naming the file, lin
 from __future__ import annotations
 
 import importlib.resources
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -96,7 +96,15 @@ class EvalSet:
         """The first ``n`` queries and their qrels; the corpus is kept whole."""
         if n < 1:
             raise InputError(f"must be at least 1, got {n}", field="limit")
-        queries = self.queries[:n]
+        return self._with_queries(self.queries[:n])
+
+    def only(self, ids: Iterable[str]) -> EvalSet:
+        """The queries with these ids, in the set's order, and their qrels (a worker's share of
+        a sweep); the corpus is kept whole."""
+        wanted = set(ids)
+        return self._with_queries(tuple(q for q in self.queries if q.id in wanted))
+
+    def _with_queries(self, queries: tuple[EvalQuery, ...]) -> EvalSet:
         qrels = {q.id: dict(self.qrels[q.id]) for q in queries if q.id in self.qrels}
         warnings = _warnings(self.documents, queries, qrels, self.has_reference_answers)
         return replace(self, queries=queries, qrels=qrels, warnings=warnings)

@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
 from rag_judge.backends.batch_api import BatchAPI, BatchState
-from rag_judge.backends.batch_collect import CollectingBackend
+from rag_judge.backends.batch_collect import BATCHABLE, CollectingBackend
 from rag_judge.backends.client import ModelClient
 from rag_judge.backends.errors import BackendError
 from rag_judge.backends.http_backend import chat_reply_of, yes_no_reply_of
@@ -31,8 +31,9 @@ from rag_judge.core.errors import InputError
 from rag_judge.runtime.atomic import write_lines
 
 T = TypeVar("T")
-Job = Callable[[ModelClient], Awaitable[T]]
-"""The job, given the client to judge with (a collecting one in a stage, the real one last)."""
+Job = Callable[[tuple[ModelClient, ...]], Awaitable[T]]
+"""The job, given the clients to call models with, in the order they were handed to
+:func:`run_batched` (collecting ones in a stage, the real ones last)."""
 
 MAX_STAGES = 8
 """A judge has two or three dependent steps; more stages than this means no progress."""
@@ -43,6 +44,8 @@ class Stage:
     """One batch: what it asked, how it ended, what had to go live."""
 
     index: int
+    model: str
+    """The model the batch's lines call (a Batch API takes one model per batch)."""
     requests: int
     batch_id: str
     status: str
@@ -63,40 +66,62 @@ class BatchRun(Generic[T]):
 
 
 def state_path_for(output: Path) -> Path:
-    """Where a run keeps its batch ids: next to its output."""
+    """Where a run keeps its batch ids: next to its output (a file, or a folder's)."""
     return output.with_name(output.name + ".batches.json")
 
 
 async def run_batched(
     job: Job[T],
-    client: ModelClient,
+    clients: Sequence[ModelClient],
     *,
     state_path: Path,
     api: BatchAPI | None = None,
     poll_seconds: float = 10.0,
     on_poll: Callable[[Stage | None, BatchState], None] | None = None,
 ) -> BatchRun[T]:
-    """Run ``job`` through the Batch API of ``client``'s server (see the module docstring).
+    """Run ``job`` through the Batch API of the servers behind ``clients`` (module docstring).
+
+    Every client of an ``openai/`` or ``openai-compatible/`` model collects its misses into one
+    batch per stage (a Batch API takes one model per batch); any other client (say, a local
+    generator beside a remote judge) is called live in every stage, from the cache after the
+    first. ``api`` replaces every client's own Batch API (tests).
 
     Raises:
         InputError: no response cache (the stages hand replies over through it).
-        BackendUnavailable: a model that is no ``openai/`` or ``openai-compatible/`` one.
+        BackendUnavailable: no client of an ``openai/`` or ``openai-compatible/`` model.
     """
-    if client.cache is None:
-        raise InputError("--batch hands replies over through the response cache: drop --no-cache")
-    api = api or BatchAPI(str(client.backend.endpoint), getattr(client.backend, "_key", None))
+    unique = list({id(c): c for c in clients}.values())
+    batched = [c for c in unique if c.name.split("/", 1)[0] in BATCHABLE]
+    if not batched:
+        CollectingBackend(unique[0].backend)  # raises: says which models take batches
+    for client in batched:
+        if client.cache is None:
+            raise InputError(
+                "--batch hands replies over through the response cache: drop --no-cache"
+            )
     stages: list[Stage] = []
     given_up: set[str] = set()
     for index in range(MAX_STAGES):
-        collector = CollectingBackend(client.backend)
-        await job(ModelClient(collector, cache=client.cache, policy=client.policy))
-        if not collector.lines or set(collector.lines) <= given_up:
+        collectors = {id(c): CollectingBackend(c.backend) for c in batched}
+        views = {
+            id(c): ModelClient(collectors[id(c)], cache=c.cache, policy=c.policy) for c in batched
+        }
+        await job(tuple(views.get(id(c), c) for c in clients))
+        wanted = {cid for collector in collectors.values() for cid in collector.lines}
+        if not wanted or wanted <= given_up:
             break  # done, or only lines that failed live too: the final run records their status
-        stage = await _stage(index, collector, client, api, state_path, poll_seconds, on_poll)
-        stages.append(stage)
-        given_up |= {cid for cid in collector.lines if client.cache.get(cid) is None}
-    result = await job(client)
-    _save(state_path, {"stages": [asdict(s) for s in stages], "pending": None})
+        for client in batched:
+            collector = collectors[id(client)]
+            if not collector.lines:
+                continue
+            key = getattr(client.backend, "_key", None)
+            own = api or BatchAPI(str(client.backend.endpoint), key)
+            stage = await _stage(index, collector, client, own, state_path, poll_seconds, on_poll)
+            stages.append(stage)
+            assert client.cache is not None
+            given_up |= {cid for cid in collector.lines if client.cache.get(cid) is None}
+    result = await job(tuple(clients))
+    _save(state_path, {"stages": [asdict(s) for s in stages], "pending": {}})
     return BatchRun(result, tuple(stages))
 
 
@@ -113,13 +138,13 @@ async def _stage(
     digest = hashlib.sha256("\n".join(line.custom_id for line in lines).encode()).hexdigest()
     state = _load(state_path)
     pending = state.get("pending") or {}
-    resumed = pending.get("digest") == digest
+    resumed = digest in pending
     if resumed:
-        batch_id = str(pending["batch_id"])
+        batch_id = str(pending[digest])
     else:
         file_id = await asyncio.to_thread(api.upload, lines)
         batch_id = (await asyncio.to_thread(api.create, file_id)).id
-        _save(state_path, {**state, "pending": {"digest": digest, "batch_id": batch_id}})
+        _save(state_path, {**state, "pending": {**pending, digest: batch_id}})
     while True:
         found = await asyncio.to_thread(api.get, batch_id)
         if on_poll is not None:
@@ -135,9 +160,12 @@ async def _stage(
             await client.chat(request)
         else:
             await client.yes_probability(request)
-    stage = Stage(index, len(lines), batch_id, found.status, len(answered), len(missing), resumed)
-    done = [*state.get("stages", []), asdict(stage)]
-    _save(state_path, {"stages": done, "pending": None})
+    stage = Stage(
+        index, client.name, len(lines), batch_id, found.status, len(answered), len(missing), resumed
+    )
+    state = _load(state_path)
+    left = {d: b for d, b in (state.get("pending") or {}).items() if d != digest}
+    _save(state_path, {"stages": [*state.get("stages", []), asdict(stage)], "pending": left})
     return stage
 
 

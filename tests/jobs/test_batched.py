@@ -16,7 +16,8 @@ from rag_judge.backends.batch_collect import CollectingBackend
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.scripted import ScriptedBackend
 from rag_judge.jobs.batched import state_path_for
-from rag_judge.jobs.score.run import aevaluate, aevaluate_batched
+from rag_judge.jobs.score.run import aevaluate
+from rag_judge.jobs.score.scaled import aevaluate_batched
 from rag_judge.runtime.settings import load_settings
 
 METRICS = ["faithfulness", "completeness", "context_recall"]
@@ -89,7 +90,7 @@ def test_two_stages_then_the_same_results_as_a_live_run(
     assert "20 calls made (20 through a Batch API, at 50% of the price)" in line
     state = json.loads(state_path_for(tmp_path / "out.jsonl").read_text(encoding="utf-8"))
     assert [s["batch_id"] for s in state["stages"]] == [s.batch_id for s in run.stages]
-    assert state["pending"] is None
+    assert state["pending"] == {}
 
 
 def test_a_rerun_submits_nothing(served: FakeBatchServer, tmp_path: Path) -> None:
@@ -129,10 +130,11 @@ def test_an_interrupted_wait_polls_the_same_batch_again(
     pending = json.loads(state_path_for(tmp_path / "out.jsonl").read_text(encoding="utf-8"))[
         "pending"
     ]
-    assert pending["batch_id"] in served.batches
+    (waited_on,) = pending.values()
+    assert waited_on in served.batches
     run = batched(served, tmp_path)
     assert run.stages[0].resumed
-    assert run.stages[0].batch_id == pending["batch_id"]
+    assert run.stages[0].batch_id == waited_on
     assert len(served.submitted) == 2  # the first stage's batch once, then the second stage's
 
 
@@ -159,8 +161,9 @@ def test_score_batch_on_the_command_line(served: FakeBatchServer, tmp_path: Path
     }
     run = CliRunner().invoke(main, args, env=env)
     assert run.exit_code == 0, run.output
-    assert "stage 1: 4 requests in batch_" in run.output
-    assert "stage 2: 4 requests in batch_" in run.output
+    assert "stage 1: 4 openai-compatible/m requests in batch_" in run.output
+    assert "stage 2: 4 openai-compatible/m requests in batch_" in run.output
+    assert "completed: 4/4 lines done, 0 in flight, 0 failed" in run.output
     # The final run reads every reply the batches wrote into the cache.
     assert (
         "8 calls made (8 through a Batch API, at 50% of the price), 8 answered from" in run.output

@@ -17,7 +17,8 @@ import pytest
 from fake_openai_server import FakeOpenAIServer, fake_openai, judge_reply  # noqa: F401
 
 from rag_judge.core.errors import RagJudgeError
-from rag_judge.jobs.score.on_ray import RayTarget, evaluate_on_ray
+from rag_judge.jobs.on_ray import RayTarget
+from rag_judge.jobs.score.on_ray import evaluate_on_ray
 from rag_judge.jobs.score.run import evaluate
 from rag_judge.runtime.settings import load_settings
 
@@ -124,7 +125,7 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch: pytest.Monkey
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
-    from rag_judge.jobs.score.on_ray import require_ray
+    from rag_judge.jobs.on_ray import require_ray
 
     with pytest.raises(RagJudgeError, match=r"pip install 'rag-judge\[ray\]'"):
         require_ray()

@@ -54,6 +54,11 @@ class SampleResult(BaseModel):
     """With ``repeats``: per metric, every repeat's value and status (``results`` holds repeat
     0's full result); empty when each row was judged once."""
 
+    @property
+    def failed(self) -> bool:
+        """True when a model call of any judge on this row failed (a progress bar's "failed")."""
+        return any(result.failed for result in self.results.values())
+
 
 class MetricSummary(BaseModel):
     """One metric over all samples: the mean of scored rows with its interval, and the rest."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, get_args
 
 from rag_judge.backends.client import ModelClient
 from rag_judge.backends.embedding_client import EmbeddingClient
@@ -21,9 +21,6 @@ from rag_judge.data.samples import load_samples
 from rag_judge.jobs.score.result import EvaluationResult, Repeat, SampleResult
 from rag_judge.judges import Judge, JudgeOptions, SampleWork, get_judges
 from rag_judge.judges.mode import choose_mode
-
-if TYPE_CHECKING:
-    from rag_judge.jobs.batched import BatchRun
 from rag_judge.judges.scoring import NoncommittalPolicy
 from rag_judge.judges.work import JudgeMode
 from rag_judge.runtime.session import Session, open_session
@@ -227,38 +224,3 @@ def _as_samples(dataset: Any, limit: int | None) -> list[RagSample]:
         rows = list(dataset)
         return rows[:limit] if limit is not None else rows
     return load_samples(dataset, limit=limit)
-
-
-async def aevaluate_batched(
-    dataset: Any,
-    metrics: Sequence[str] | None = None,
-    *,
-    settings: Settings,
-    state_path: Path,
-    progress: Progress | None = None,
-    on_poll: Callable[[Any, Any], None] | None = None,
-    poll_seconds: float = 10.0,
-    **options: Any,
-) -> BatchRun[EvaluationResult]:
-    """:func:`aevaluate` through the judge server's Batch API, in stages over the response cache
-    (:mod:`rag_judge.jobs.batched`); the result equals a live run's. ``progress`` is called for
-    the final run's rows only (the stages' rows are incomplete by design)."""
-    from rag_judge.jobs.batched import run_batched
-
-    session = open_session(settings)
-    real = session.client
-
-    async def job(client: ModelClient) -> EvaluationResult:
-        final = client is real
-        return await aevaluate(
-            dataset,
-            metrics,
-            settings=settings,
-            client=client,
-            progress=progress if final else None,
-            **options,
-        )
-
-    return await run_batched(
-        job, real, state_path=state_path, on_poll=on_poll, poll_seconds=poll_seconds
-    )

@@ -21,6 +21,7 @@ from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.sweep.objective import parse_objective
 from rag_judge.jobs.sweep.plan import check_ks_fit
 from rag_judge.jobs.sweep.result import SweepResult
+from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress, run_sweep
 from rag_judge.judges import DEFAULT_METRICS, JUDGES, JudgeOptions, get_judges
 from rag_judge.judges.work import JudgeMode
@@ -86,6 +87,7 @@ async def arun_job(
     client: ModelClient | None = None,
     generator_client: ModelClient | None = None,
     progress: Progress | None = None,
+    on_question: Callable[[QuestionRun], None] | None = None,
     on_start: Callable[[int], None] | None = None,
 ) -> SweepResult:
     """Sweep k on an eval set (bundled name or folder) with a named retriever and model.
@@ -124,6 +126,7 @@ async def arun_job(
             ``judge``, and generates too unless ``generator_client`` is given.
         generator_client: A ready model client that answers (tests, custom backends).
         progress: Called with each finished question's id.
+        on_question: Called with each finished question's whole run (answers, results).
         on_start: Called with the number of questions once the RAG is built.
     """
     objective = parse_objective(objective)
@@ -153,6 +156,7 @@ async def arun_job(
         "objective": objective,
         "options": options,
         "progress": progress,
+        "on_question": on_question,
     }
     if rag is not None:
         from rag_judge.pipeline.external.load import load_external_rag

@@ -40,6 +40,12 @@ class QuestionRun:
     answer_source: AnswerSource = "generated"
     """``generated`` by our generator, or ``external``: given by the user's RAG (no call)."""
 
+    @property
+    def failed(self) -> bool:
+        """True when a model call failed for any k: an answer or a judge (a bar's "failed")."""
+        judged = [*self.once.values(), *(r for per in self.per_k for r in per.values())]
+        return any(g.status != "ok" for g in self.generations) or any(r.failed for r in judged)
+
 
 def question_rows(run: QuestionRun, plan: SweepPlan) -> list[dict[str, Any]]:
     """The question's rows, one per k: ids, the answer, every judge's value and status, cost."""

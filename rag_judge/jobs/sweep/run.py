@@ -51,6 +51,7 @@ async def run_sweep(
     options: JudgeOptions | None = None,
     text_threshold: float = DEFAULT_THRESHOLD,
     progress: Progress | None = None,
+    on_question: Callable[[QuestionRun], None] | None = None,
     rag: ExternalRag | None = None,
 ) -> SweepResult:
     """Sweep k over the eval set's questions with one retriever, generator and judge model.
@@ -80,6 +81,7 @@ async def run_sweep(
         options: Judge options (reverse questions, noncommittal policy, support probability).
         text_threshold: n-gram coverage for relevance by answer text.
         progress: Called with each finished question's id.
+        on_question: Called with each finished question's whole run (answers, results).
         rag: A user's RAG (callable, JSONL or endpoint) instead of ``retriever``/``chunks``.
 
     Raises:
@@ -109,6 +111,8 @@ async def run_sweep(
             done = await runner.question(query, got.texts[query.id], got.answers.get(query.id, {}))
         if progress is not None:
             progress(query.id)
+        if on_question is not None:
+            on_question(done)
         return done
 
     runs = await asyncio.gather(*(one(q) for q in queries))
