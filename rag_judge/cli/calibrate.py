@@ -15,6 +15,7 @@ from rag_judge.cli.common import (
     judge_mode_options,
     make_console,
 )
+from rag_judge.cli.scale_out import echo_stages, ray_target, scale_out, scale_out_options
 from rag_judge.judges import DEFAULT_CALIBRATED
 from rag_judge.report.tables import to_rich
 
@@ -103,6 +104,7 @@ from rag_judge.report.tables import to_rich
 @click.option("--concurrency", type=click.IntRange(min=1), help="--run: model calls in flight.")
 @click.option("--no-cache", is_flag=True, help="--run: do not read or write the response cache.")
 @bootstrap_options("Seed of the bootstrap and the dev split.")
+@scale_out_options("--run's rows")
 @judge_mode_options
 @json_mode_option
 @friendly_errors
@@ -127,6 +129,9 @@ def calibrate_command(
     seed: int,
     judge_mode: str | None,
     no_reasons: bool,
+    executor: str,
+    workers: int,
+    batch: bool,
     **settings: Any,
 ) -> None:
     """Measure how far a judge agrees with human labels, every figure with a bootstrap CI.
@@ -164,10 +169,12 @@ def calibrate_command(
             raise click.UsageError(f"--run takes the set's own scores and labels, not {extra[0]}")
         from rag_judge.cli.progress import progress_step
         from rag_judge.data.calibration_sets import load_calibration_set
+        from rag_judge.jobs.batched import state_path_for
         from rag_judge.runtime.outputs import check_output_folder
         from rag_judge.runtime.settings import load_settings
 
         chosen = load_settings(settings)
+        target = ray_target(executor, workers, batch, no_cache)
         loaded = load_calibration_set(run_set)  # input errors before the progress bar
         calibration_run.calibrated_metric(loaded, metric)
         out = output or Path(f"calibration_{Path(run_set).name}")
@@ -175,6 +182,7 @@ def calibrate_command(
         if not no_cache:
             check_output_folder(chosen.cache_dir, what="cache directory")
         with progress_step("judging") as step:
+            ways_out = scale_out(target, batch, step)
             run = calibration_run.run_calibration(
                 loaded,
                 out,
@@ -182,20 +190,26 @@ def calibrate_command(
                 limit=limit,
                 settings=chosen,
                 cache=not no_cache,
-                progress=step.advance,
+                progress=None if target is not None else step.advance,
                 on_start=lambda n: step.update(total=n),
+                scale=ways_out,
                 mode=judge_mode,
                 reasons=not no_reasons,
                 **common,
             )
         report, output = run.report, out
+        if batch:
+            echo_stages(run.stages, state_path_for(run.scores_path))
         click.echo(f"scores of {len(run.evaluation)} samples in {run.scores_path}", err=True)
         echo_cost(run.evaluation.ledger)
     else:
         if scores is None or labels is None:
             raise click.UsageError("give --scores and --labels, or --run EVAL_SET")
         used = {"--limit": limit, **{f"--{k.replace('_', '-')}": v for k, v in settings.items()}}
-        flags = [n for n, on in (("--no-cache", no_cache), ("--no-reasons", no_reasons)) if on]
+        switches = (("--no-cache", no_cache), ("--no-reasons", no_reasons), ("--batch", batch))
+        flags = [name for name, on in switches if on]
+        if executor != "local":
+            flags.append("--executor")
         used["--judge-mode"] = judge_mode
         if extra := [name for name, value in used.items() if value is not None] + flags:
             raise click.UsageError(f"{extra[0]} applies to --run only")

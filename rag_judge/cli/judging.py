@@ -105,6 +105,7 @@ def score(
     from rag_judge.cli.gating import ScoreGate
     from rag_judge.cli.progress import progress_step
     from rag_judge.data.samples import load_samples
+    from rag_judge.jobs.batched import state_path_for
     from rag_judge.jobs.score.partial import PartialResults
     from rag_judge.jobs.score.result import SampleResult
     from rag_judge.jobs.score.scaled import aevaluate_scaled
@@ -154,7 +155,7 @@ def score(
         )
         result.write_jsonl(output)
     if batch:
-        echo_stages(stages, output)
+        echo_stages(stages, state_path_for(output))
     header, rows = judge_summary_table(result.summary())
     title = f"{len(result)} rows judged by {result.model}; results in {output}"
     make_console().print(to_rich(header, rows, title=title))

@@ -98,10 +98,8 @@ def scale_out(target: RayTarget | None, batch: bool, step: Step) -> ScaleOut:
     return ScaleOut(batch=batch, on_poll=polled)
 
 
-def echo_stages(stages: Sequence[Stage], output: Path) -> None:
+def echo_stages(stages: Sequence[Stage], state_path: Path) -> None:
     """One stderr line per batch a ``--batch`` run waited on, and where the ids are kept."""
-    from rag_judge.jobs.batched import state_path_for
-
     for stage in stages:
         click.echo(
             f"stage {stage.index + 1}: {stage.requests} {stage.model} requests in "
@@ -109,4 +107,4 @@ def echo_stages(stages: Sequence[Stage], output: Path) -> None:
             f"{stage.sent_live} sent live" + (" (resumed)" if stage.resumed else ""),
             err=True,
         )
-    click.echo(f"batch ids kept in {state_path_for(output)}", err=True)
+    click.echo(f"batch ids kept in {state_path}", err=True)

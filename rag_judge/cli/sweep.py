@@ -14,6 +14,7 @@ from rag_judge.cli.common import (
     judge_mode_options,
     metric_names,
 )
+from rag_judge.cli.scale_out import echo_stages, ray_target, scale_out, scale_out_options
 from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE
 from rag_judge.judges.work import JudgeMode
 
@@ -83,6 +84,7 @@ from rag_judge.judges.work import JudgeMode
     help="Also ask P(supported) per claim (one more call per claim; local models only).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@scale_out_options("questions")
 @judge_mode_options
 @json_mode_option
 @friendly_errors
@@ -102,6 +104,9 @@ def sweep(
     no_cache: bool,
     judge_mode: JudgeMode | None,
     no_reasons: bool,
+    executor: str,
+    workers: int,
+    batch: bool,
     **settings: Any,
 ) -> None:
     """Retrieve, answer and judge every question of EVAL_SET for each k, and report.
@@ -111,10 +116,14 @@ def sweep(
     prompt prefix), then judged; context recall for every k comes from one pass over the top
     K. Interrupted? Run the same command again: finished calls come from the cache.
     """
+    import asyncio
+
     from rag_judge.cli.progress import progress_step
     from rag_judge.data.eval_sets import load_eval_set
+    from rag_judge.jobs.sweep.batched import STATE_FILE, arun_job_batched
     from rag_judge.jobs.sweep.job import run_job
     from rag_judge.jobs.sweep.objective import parse_objective
+    from rag_judge.jobs.sweep.on_ray import sweep_on_ray
     from rag_judge.jobs.sweep.plan import parse_ks
     from rag_judge.judges import get_judges
     from rag_judge.report.sweep_report import write_sweep_report
@@ -125,33 +134,53 @@ def sweep(
     cutoffs, checked = parse_ks(ks), parse_objective(objective)  # before the first model call
     names = metric_names(metrics)
     get_judges(names)  # every input error before the progress bar, not under it
+    target = ray_target(executor, workers, batch, no_cache)
     loaded = load_eval_set(eval_set)
     check_output_folder(output)
     if not no_cache:
         check_output_folder(chosen.cache_dir, what="cache directory")
+    options: dict[str, Any] = {
+        "retriever": retriever,
+        "rerank": rerank,
+        "rerank_depth": rerank_depth,
+        "rag": rag,
+        "ks": cutoffs,
+        "limit": limit,
+        "metrics": names,
+        "objective": checked,
+        "embeddings": embeddings,
+        "cache": not no_cache,
+        "support_probability": support_probability,
+        "mode": judge_mode,
+        "reasons": not no_reasons,
+        "settings": chosen,
+    }
+    state_path = output / STATE_FILE
     with progress_step("building the index") as step:
 
         def started(n_questions: int) -> None:
             step.rename("questions swept", total=n_questions)
 
-        result = run_job(
-            loaded,
-            retriever=retriever,
-            rerank=rerank,
-            rerank_depth=rerank_depth,
-            rag=rag,
-            ks=cutoffs,
-            limit=limit,
-            metrics=names,
-            objective=checked,
-            embeddings=embeddings,
-            cache=not no_cache,
-            support_probability=support_probability,
-            mode=judge_mode,
-            reasons=not no_reasons,
-            settings=chosen,
-            progress=step.advance,
-            on_start=started,
-        )
+        scale = scale_out(target, batch, step)
+        if target is not None:
+            result = sweep_on_ray(
+                eval_set, target=target, on_counts=step.show_counts, on_start=started, **options
+            )
+        elif batch:
+            run = asyncio.run(
+                arun_job_batched(
+                    loaded,
+                    state_path=state_path,
+                    on_poll=scale.on_poll,
+                    progress=step.advance,
+                    on_start=started,
+                    **options,
+                )
+            )
+            result = run.result
+        else:
+            result = run_job(loaded, progress=step.advance, on_start=started, **options)
+    if batch:
+        echo_stages(run.stages, state_path)
     report = write_sweep_report(result, output, title=f"{eval_set} k-sweep")
     click.echo(report.markdown_path.read_text(encoding="utf-8"))

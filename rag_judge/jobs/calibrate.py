@@ -51,11 +51,13 @@ from rag_judge.calibration.thresholds import Objective
 from rag_judge.core.errors import InputError
 from rag_judge.data.calibration_sets import CalibrationSet, load_calibration_set
 from rag_judge.data.readers import read_jsonl
+from rag_judge.jobs.batched import Stage
 from rag_judge.jobs.score.result import EvaluationResult, SampleResult
 from rag_judge.jobs.score.run import aevaluate
+from rag_judge.jobs.score.scaled import ScaleOut, aevaluate_scaled
 from rag_judge.judges import DEFAULT_CALIBRATED, JUDGES
 from rag_judge.judges.work import JudgeMode
-from rag_judge.runtime.settings import Settings
+from rag_judge.runtime.settings import Settings, load_settings
 
 SCORES_FILE = "scores.jsonl"
 
@@ -69,6 +71,8 @@ class CalibrationRun:
     evaluation: EvaluationResult
     scores_path: Path
     report: CalibrationReport
+    stages: tuple[Stage, ...] = ()
+    """The batches the judging waited on (``scale.batch``; none otherwise)."""
 
 
 def set_metrics(calibration_set: CalibrationSet) -> list[str]:
@@ -158,6 +162,7 @@ async def arun_calibration(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    scale: ScaleOut | None = None,
 ) -> CalibrationRun:
     """Judge a calibration set's samples, write ``scores.jsonl``, and calibrate the judge.
 
@@ -185,6 +190,8 @@ async def arun_calibration(
         confidence: Nominal coverage of the intervals.
         n_resamples: Bootstrap resamples.
         seed: Seed of the bootstrap and the dev split.
+        scale: Judge past this process: over Ray, or through the Batch API (its ids kept
+            beside ``scores.jsonl``); not with a ready ``client`` or ``embedder``.
 
     Raises:
         InputError: An unknown set or metric, nominal labels, or anything :func:`calibrate`
@@ -202,19 +209,39 @@ async def arun_calibration(
     labels = set_labels(chosen_set)
     if on_start is not None:
         on_start(len(chosen_set.samples))
-    result = await aevaluate(
-        list(chosen_set.samples),
-        [name],
-        model=model,
-        settings=settings,
-        cache=cache,
-        client=client,
-        embedder=embedder,
-        progress=progress,
-        support_probability=support_probability,
-        mode=mode,
-        reasons=reasons,
-    )
+    judging: dict[str, Any] = {
+        "support_probability": support_probability,
+        "mode": mode,
+        "reasons": reasons,
+    }
+    stages: tuple[Stage, ...] = ()
+    if scale is not None and (scale.batch or scale.ray is not None):
+        if client is not None or embedder is not None:
+            raise InputError("a ready client or embedder runs in this process only", field="scale")
+        if not isinstance(cache, bool):
+            raise InputError("over Ray or a Batch API, the settings' cache is used", field="cache")
+        result, stages = await aevaluate_scaled(
+            list(chosen_set.samples),
+            [name],
+            settings=settings or load_settings({"model": model}),
+            output=Path(out_dir) / SCORES_FILE,
+            scale=scale,
+            cache=cache,
+            progress=progress,
+            **judging,
+        )
+    else:
+        result = await aevaluate(
+            list(chosen_set.samples),
+            [name],
+            model=model,
+            settings=settings,
+            cache=cache,
+            client=client,
+            embedder=embedder,
+            progress=progress,
+            **judging,
+        )
     scores_path = result.write_jsonl(Path(out_dir) / SCORES_FILE)
     report = calibrate(
         read_judge_scores(scores_path, name),
@@ -234,7 +261,7 @@ async def arun_calibration(
             "with its notes in mind."
         )
         report = _with_note(report, note)
-    return CalibrationRun(chosen_set, result, scores_path, report)
+    return CalibrationRun(chosen_set, result, scores_path, report, stages)
 
 
 def calibrate_files(

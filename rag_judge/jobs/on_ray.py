@@ -11,6 +11,7 @@ read from its last event only, so a replay neither loses nor doubles a row.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -21,6 +22,7 @@ from typing import Any
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.ledger import Ledger, ModelTally
 from rag_judge.core.errors import RagJudgeError
+from rag_judge.runtime.settings import Settings
 
 TASK_RETRIES = 3
 """Ray runs a task again this often when its worker dies."""
@@ -169,6 +171,12 @@ def run_parts(
                 in_flight = sum(started.get(n, 0) - finished.get(n, 0) for n in pending.values())
                 on_counts(RowCounts(done, max(0, in_flight), failed))
         return [results[n] for n in range(len(parts))]
+
+
+def for_workers(settings: Settings) -> Settings:
+    """The settings as a worker must read them, wherever it runs: the cache directory made
+    absolute (a relative one would name another folder in a worker's own working directory)."""
+    return dataclasses.replace(settings, cache_dir=settings.cache_dir.resolve())
 
 
 def ledger_tallies(ledger: Ledger) -> dict[str, dict[str, Any]]:

@@ -8,7 +8,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from rag_judge.jobs.score.on_ray import evaluate_on_ray
 from rag_judge.jobs.score.run import evaluate
 from rag_judge.runtime.settings import load_settings
 
-ray = pytest.importorskip("ray")
+pytest.importorskip("ray")
 
 METRICS = ["faithfulness", "completeness"]
 ROWS = [
@@ -35,15 +34,6 @@ ROWS = [
     }
     for i in range(16)
 ]
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
 
 
 def settings_for(server: FakeOpenAIServer, cache: Path) -> Any:

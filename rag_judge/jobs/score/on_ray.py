@@ -21,6 +21,7 @@ from rag_judge.jobs.on_ray import (
     Event,
     RayTarget,
     RowCounts,
+    for_workers,
     ledger_tallies,
     merge_tallies,
     run_parts,
@@ -69,8 +70,9 @@ def evaluate_on_ray(
     """
     size = slice_size(len(samples), target.workers)
     rows = [s.model_dump(mode="json") for s in samples]
+    shipped = for_workers(settings)
     parts = [
-        (settings, rows[i : i + size], list(metrics), options) for i in range(0, len(rows), size)
+        (shipped, rows[i : i + size], list(metrics), options) for i in range(0, len(rows), size)
     ]
 
     def on_row(record: dict[str, Any]) -> None:

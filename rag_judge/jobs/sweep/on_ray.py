@@ -24,6 +24,7 @@ from rag_judge.jobs.on_ray import (
     Event,
     RayTarget,
     RowCounts,
+    for_workers,
     ledger_tallies,
     merge_tallies,
     run_parts,
@@ -32,6 +33,7 @@ from rag_judge.jobs.on_ray import (
 )
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
+from rag_judge.runtime.settings import Settings
 
 
 def _sweep_share(spec: str, ids: list[str], options: dict[str, Any]) -> Iterator[Event]:
@@ -76,6 +78,8 @@ def sweep_on_ray(
         on_start(len(ids))
     size = slice_size(len(ids), target.workers)
     spec = str(eval_set) if str(eval_set) in available_eval_sets() else str(loaded.path.resolve())
+    if isinstance(options.get("settings"), Settings):
+        options = {**options, "settings": for_workers(options["settings"])}
     parts = [(spec, ids[i : i + size], options) for i in range(0, len(ids), size)]
     outcomes = run_parts(_sweep_share, parts, target=target, on_row=progress, on_counts=on_counts)
     return joined([result for result, _ in outcomes], [tallies for _, tallies in outcomes])
