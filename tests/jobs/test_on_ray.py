@@ -16,6 +16,7 @@ import pytest
 from fake_openai_server import FakeOpenAIServer, fake_openai, judge_reply  # noqa: F401
 
 from rag_judge.core.errors import RagJudgeError
+from rag_judge.core.types import RagSample
 from rag_judge.jobs.on_ray import RayTarget
 from rag_judge.jobs.score.on_ray import evaluate_on_ray
 from rag_judge.jobs.score.run import evaluate
@@ -147,3 +148,90 @@ def test_score_executor_ray_on_the_command_line(
     bad = CliRunner().invoke(main, [*args, "--executor", "spark"], env=env)
     assert bad.exit_code == 2
     assert "--executor takes local, ray, ray://ADDRESS or ray:auto" in bad.output
+
+
+def test_progress_counts_rows_done_in_flight_and_failed_across_workers(
+    cluster: None,
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    def reply(body: Any) -> str:  # rows about building 3 get prose: a parse_error, a failed row
+        return "no idea" if "building 3 " in json.dumps(body).lower() else judge_reply(body)
+
+    fake_openai.respond = reply
+    fake_openai.latency = 0.02
+    seen: list[Any] = []
+    rows: list[str] = []
+    evaluate_on_ray(
+        [RagSample.model_validate(r) for r in ROWS],
+        METRICS,
+        settings=settings_for(fake_openai, tmp_path / "cache"),
+        target=RayTarget(None, 2),
+        progress=lambda row: rows.append(row.sample.id),
+        on_counts=seen.append,
+    )
+    assert sorted(rows) == sorted(r["id"] for r in ROWS)  # every row, as it finished
+    assert seen[-1].done == len(ROWS)
+    assert seen[-1].in_flight == 0
+    assert seen[-1].failed == 1  # r3; r13 is "building 13"
+    assert max(c.in_flight for c in seen) > 0
+    assert [c.done for c in seen] == sorted(c.done for c in seen)
+
+
+def test_score_joins_a_cluster_that_ray_start_runs(
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The README's example for an existing cluster: ``ray start --head``, then
+    ``--executor ray:auto`` from a shell that knows its address."""
+    import socket
+    import subprocess
+    import sys
+    import tempfile
+    import uuid
+
+    fake_openai.respond = judge_reply
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ray_bin = Path(sys.executable).with_name("ray")
+    short = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's socket paths must stay short
+    # The cluster's shared secret, given to the head and to every process that joins it.
+    secret = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex}
+    start = [str(ray_bin), "start", "--head", "--port", str(port), "--num-cpus", "2", "--block"]
+    head = subprocess.Popen(
+        [*start, "--disable-usage-stats", "--include-dashboard=false", "--temp-dir", short],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group: killed whole, whatever it started
+        env={**os.environ, **secret},
+    )
+    try:
+        assert head.stdout is not None
+        for line in head.stdout:  # up once it says so
+            if "Ray runtime started" in line:
+                break
+        rows = tmp_path / "rows.jsonl"
+        rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:4]), encoding="utf-8")
+        (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+        env = {
+            **os.environ,
+            **secret,
+            "RAY_ADDRESS": f"127.0.0.1:{port}",
+            "RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"),
+            "RAG_JUDGE_CONFIG": str(tmp_path / "empty.toml"),
+        }
+        command = [str(Path(sys.executable).with_name("rag-judge")), "score", str(rows), "-o"]
+        command += [str(tmp_path / "out.jsonl"), "--metrics", "faithfulness"]
+        command += ["--model", "openai-compatible/m", "--base-url", fake_openai.base_url]
+        done = subprocess.run(
+            [*command, "--executor", "ray:auto"], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+        assert [json.loads(line)["id"] for line in lines] == [r["id"] for r in ROWS[:4]]
+        assert fake_openai.total_calls > 0
+    finally:
+        os.killpg(head.pid, signal.SIGKILL)
+        head.wait()
