@@ -36,3 +36,13 @@ def local_llama() -> Any:
     model = LocalLlama(n_ctx=4096)
     model.load()
     return model
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``live`` (a paid API, the network) run only when asked: ``pytest -m live``."""
+    if "live" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="opt-in: pytest -m live (a paid API key and the network)")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
