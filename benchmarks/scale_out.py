@@ -147,6 +147,10 @@ def ray_against_one_process(n: int) -> dict[str, Any]:
     }
 
 
+CONTROL_ROWS = 5
+"""Rows judged again in one process with 1 thread: Ray's values must be exactly these."""
+
+
 def embedded_model(n: int = 20) -> dict[str, Any]:
     import ray
 
@@ -167,9 +171,24 @@ def embedded_model(n: int = 20) -> dict[str, Any]:
             out["seconds"]["2 Ray workers, 1 thread each"] = time.perf_counter() - started
         finally:
             ray.shutdown()
-    out["same_values"] = [s.results["faithfulness"].value for s in one.samples] == [
-        s.results["faithfulness"].value for s in two.samples
+        # The control: one process with 1 thread, as each worker had, on the first rows.
+        settings = load_settings({"cache_dir": Path(tmp) / "c", "threads": 1}, env={})
+        control = asyncio.run(
+            aevaluate(samples[:CONTROL_ROWS], ["faithfulness"], settings=settings, cache=False)
+        )
+    out["control_same_as_ray"] = [s.results["faithfulness"].value for s in control.samples] == [
+        s.results["faithfulness"].value for s in two.samples[:CONTROL_ROWS]
     ]
+    here = [s.results["faithfulness"].value for s in one.samples]
+    there = [s.results["faithfulness"].value for s in two.samples]
+    out["same_values"] = here == there
+    # llama.cpp sums in another order with another thread count: how far apart, and does any
+    # row change side of the 0.5 threshold?
+    pairs = [(a, b) for a, b in zip(here, there, strict=True) if a is not None and b is not None]
+    out["rows_differing"] = sum(a != b for a, b in pairs)
+    out["max_abs_difference"] = max((abs(a - b) for a, b in pairs), default=0.0)
+    out["verdicts_flipped"] = sum((a >= 0.5) != (b >= 0.5) for a, b in pairs)
+    out["unscored"] = [here.count(None), there.count(None)]
     return out
 
 
@@ -254,7 +273,16 @@ def markdown(result: dict[str, Any]) -> str:
             "|---|---:|",
         ]
         lines += [f"| {k} | {v:.1f} |" for k, v in e["seconds"].items()]
-        lines += ["", f"Same values both ways: {e['same_values']}.", ""]
+        lines += [
+            "",
+            f"Same values both ways: {e['same_values']} ({e['rows_differing']} of {e['rows']} "
+            f"rows differ, by at most {e['max_abs_difference']:.2g}; verdicts at 0.5 flipped: "
+            f"{e['verdicts_flipped']}). llama.cpp adds up in another order with another number "
+            "of threads, so 2 threads and 1 thread differ in the last digits wherever they do; "
+            f"the control, one process with 1 thread on the first {CONTROL_ROWS} rows, gives "
+            f"exactly Ray's values: {e['control_same_as_ray']}.",
+            "",
+        ]
     b = result["batch_path"]
     lines += [
         f"## The batch path (fake Batch API, default judges {', '.join(b['metrics'])}, "

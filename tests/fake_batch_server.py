@@ -67,6 +67,9 @@ class FakeBatchServer:
             return 200, _json(self._create(json.loads(raw)))
         if method == "GET" and path.startswith("/v1/batches/"):
             return self._poll(path.rsplit("/", 1)[1])
+        if method == "GET" and path.split("?")[0] == "/v1/batches":  # the listing, newest first
+            listed = [self._view(batch_id) for batch_id in reversed(self.batches)]
+            return 200, _json({"object": "list", "data": listed[:1], "has_more": len(listed) > 1})
         if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
             file_id = path.split("/")[3]
             return (200, self.files[file_id]) if file_id in self.files else (404, b"{}")

@@ -91,6 +91,11 @@ class BatchAPI:
         """The batch's current state."""
         return _state(self._call("GET", f"/v1/batches/{batch_id}"))
 
+    def check(self) -> None:
+        """Ask for one batch of the list: a server without a Batch API answers 404, before any
+        model call is made or a progress bar shown (a listing costs nothing on OpenAI)."""
+        self._call("GET", "/v1/batches?limit=1")
+
     def lines(self, file_id: str | None) -> list[dict[str, Any]]:
         """The JSON lines of an output or error file (none for no file)."""
         if file_id is None:
@@ -119,7 +124,7 @@ class BatchAPI:
             hint = (
                 f"; {self.base} has no Batch API (llama.cpp's and llama-cpp-python's servers "
                 "have none): run without --batch"
-                if error.code == 404 and path == "/v1/files"
+                if error.code == 404 and path.startswith(("/v1/files", "/v1/batches"))
                 else ""
             )
             raise BackendError(

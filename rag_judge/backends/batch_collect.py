@@ -20,6 +20,20 @@ BATCHABLE = ("openai", "openai-compatible")
 """Providers whose requests go to a Batch API as they are (the OpenAI chat-completions body)."""
 
 
+def batchable(name: str) -> bool:
+    """True for a model whose requests a Batch API takes as they are."""
+    return name.split("/", 1)[0] in BATCHABLE
+
+
+def require_batchable(name: str) -> None:
+    """Raise a clear error unless ``name`` is an ``openai/`` or ``openai-compatible/`` model."""
+    if not batchable(name):
+        raise BackendUnavailable(
+            f"{name}: batches need an openai/ or openai-compatible/ model (a Batch API takes "
+            "the OpenAI request body)"
+        )
+
+
 class Deferred(BackendError):
     """The request went into the batch; its reply comes in a later stage."""
 
@@ -31,12 +45,7 @@ class CollectingBackend:
     """Same name and endpoint as ``real`` (so the keys match), but every call is collected."""
 
     def __init__(self, real: Any) -> None:
-        provider = str(real.name).split("/", 1)[0]
-        if provider not in BATCHABLE:
-            raise BackendUnavailable(
-                f"{real.name}: batches need an openai/ or openai-compatible/ model (a Batch API "
-                "takes the OpenAI request body)"
-            )
+        require_batchable(str(real.name))
         self.real = real
         self.name: str = real.name
         self.endpoint: str | None = real.endpoint

@@ -174,7 +174,7 @@ def calibrate_command(
         from rag_judge.runtime.settings import load_settings
 
         chosen = load_settings(settings)
-        target = ray_target(executor, workers, batch, no_cache)
+        target = ray_target(executor, workers, batch, no_cache, chosen)
         loaded = load_calibration_set(run_set)  # input errors before the progress bar
         calibration_run.calibrated_metric(loaded, metric)
         out = output or Path(f"calibration_{Path(run_set).name}")
@@ -190,7 +190,7 @@ def calibrate_command(
                 limit=limit,
                 settings=chosen,
                 cache=not no_cache,
-                progress=None if target is not None else step.advance,
+                progress=None if target is not None else lambda row: step.finished(row.failed),
                 on_start=lambda n: step.update(total=n),
                 scale=ways_out,
                 mode=judge_mode,

@@ -115,7 +115,7 @@ def score(
 
     chosen = load_settings(settings)
     names = metric_names(metrics)
-    target = ray_target(executor, workers, batch, no_cache)
+    target = ray_target(executor, workers, batch, no_cache, chosen)
     gate = ScoreGate.check(names, fail_under, gate_on, baseline, fail_if_worse, margin)
     check_output_file(output, inputs=[input_path])
     if junit is not None:
@@ -135,7 +135,7 @@ def score(
 
         def finished(row: SampleResult) -> None:
             if target is None:  # over Ray, the counts across workers move the bar
-                step.advance()
+                step.finished(row.failed)
             partial.add(row)
 
         result, stages = asyncio.run(

@@ -35,6 +35,8 @@ class Step:
 
     base: str = field(default="")
     """The step's own description; :meth:`note` adds to it."""
+    failed: int = 0
+    """Rows finished with a failed model call (:meth:`finished`)."""
 
     def __post_init__(self) -> None:
         self.started = self.logged = self.clock()
@@ -56,6 +58,13 @@ class Step:
     def note(self, text: str) -> None:
         """Show ``text`` beside the description (what is in flight, a batch's state)."""
         self.bar.update(self.task, description=f"{self.base} ({text})" if text else self.base)
+
+    def finished(self, failed: bool) -> None:
+        """One more row done in this process; a row with a failed call is counted beside."""
+        self.failed += failed
+        if failed:
+            self.note(f"{self.failed} failed")
+        self.advance()
 
     def show_counts(self, counts: RowCounts) -> None:
         """Rows done, in flight and failed across Ray workers."""

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from rag_judge.jobs.batched import Stage
     from rag_judge.jobs.on_ray import RayTarget
     from rag_judge.jobs.score.scaled import ScaleOut
+    from rag_judge.runtime.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,13 +55,26 @@ def scale_out_options(unit: str) -> Callable[[F], F]:
     return add
 
 
-def ray_target(executor: str, workers: int, batch: bool, no_cache: bool) -> RayTarget | None:
-    """The Ray cluster ``--executor`` names (None: this process); the options checked (and
-    Ray's presence) now, before any model is loaded or called."""
+def ray_target(
+    executor: str,
+    workers: int,
+    batch: bool,
+    no_cache: bool,
+    settings: Settings,
+    *,
+    generator: bool = False,
+) -> RayTarget | None:
+    """The Ray cluster ``--executor`` names (None: this process). Checked now, before a model
+    is loaded or a progress bar shown: the options, Ray's presence, and with ``--batch`` that
+    the judge's server (and with ``generator``, the generator's) has a Batch API."""
     if batch and no_cache:
         raise click.UsageError(
             "--batch hands replies over through the response cache: drop --no-cache"
         )
+    if batch and executor == "local":
+        from rag_judge.jobs.batched import check_batch_apis
+
+        check_batch_apis(settings, generator=generator)
     if executor == "local":
         return None
     from rag_judge.jobs.on_ray import RayTarget, require_ray

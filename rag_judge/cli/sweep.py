@@ -134,7 +134,7 @@ def sweep(
     cutoffs, checked = parse_ks(ks), parse_objective(objective)  # before the first model call
     names = metric_names(metrics)
     get_judges(names)  # every input error before the progress bar, not under it
-    target = ray_target(executor, workers, batch, no_cache)
+    target = ray_target(executor, workers, batch, no_cache, chosen, generator=True)
     loaded = load_eval_set(eval_set)
     check_output_folder(output)
     if not no_cache:
@@ -179,7 +179,12 @@ def sweep(
             )
             result = run.result
         else:
-            result = run_job(loaded, progress=step.advance, on_start=started, **options)
+            result = run_job(
+                loaded,
+                on_question=lambda run: step.finished(run.failed),
+                on_start=started,
+                **options,
+            )
     if batch:
         echo_stages(run.stages, state_path)
     report = write_sweep_report(result, output, title=f"{eval_set} k-sweep")

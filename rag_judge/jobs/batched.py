@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from rag_judge.backends.batch_api import BatchAPI, BatchState
-from rag_judge.backends.batch_collect import BATCHABLE, CollectingBackend
+from rag_judge.backends.batch_collect import CollectingBackend, batchable, require_batchable
 from rag_judge.backends.client import ModelClient
 from rag_judge.backends.errors import BackendError
 from rag_judge.backends.http_backend import chat_reply_of, yes_no_reply_of
 from rag_judge.core.errors import InputError
 from rag_judge.runtime.atomic import write_lines
+from rag_judge.runtime.session import open_session
+from rag_judge.runtime.settings import Settings
 
 T = TypeVar("T")
 Job = Callable[[tuple[ModelClient, ...]], Awaitable[T]]
@@ -65,6 +67,29 @@ class BatchRun(Generic[T]):
     stages: tuple[Stage, ...]
 
 
+def check_batch_apis(settings: Settings, *, generator: bool = False) -> None:
+    """Before any model call: the judge (and with ``generator``, the generator) of
+    ``settings`` takes batches where it is served, and at least one of them is batchable.
+
+    Raises:
+        BackendUnavailable: neither model is an ``openai/`` or ``openai-compatible/`` one.
+        BackendError: a server without a Batch API (with how to go on).
+    """
+    names = [settings.judge_model, *([settings.generator_model] if generator else [])]
+    takers = [name for name in names if batchable(name)]
+    if not takers:
+        require_batchable(names[0])  # raises: says which models take batches
+    session = open_session(settings, cache=False)
+    for name in dict.fromkeys(takers):
+        client = session.client if name == settings.judge_model else session.generator
+        batch_api_of(client).check()
+
+
+def batch_api_of(client: ModelClient) -> BatchAPI:
+    """The Batch API of the server ``client`` calls, with the client's endpoint and key."""
+    return BatchAPI(str(client.backend.endpoint), getattr(client.backend, "_key", None))
+
+
 def state_path_for(output: Path) -> Path:
     """Where a run keeps its batch ids: next to its output (a file, or a folder's)."""
     return output.with_name(output.name + ".batches.json")
@@ -91,9 +116,9 @@ async def run_batched(
         BackendUnavailable: no client of an ``openai/`` or ``openai-compatible/`` model.
     """
     unique = list({id(c): c for c in clients}.values())
-    batched = [c for c in unique if c.name.split("/", 1)[0] in BATCHABLE]
+    batched = [c for c in unique if batchable(c.name)]
     if not batched:
-        CollectingBackend(unique[0].backend)  # raises: says which models take batches
+        require_batchable(unique[0].name)  # raises: says which models take batches
     for client in batched:
         if client.cache is None:
             raise InputError(
@@ -114,8 +139,7 @@ async def run_batched(
             collector = collectors[id(client)]
             if not collector.lines:
                 continue
-            key = getattr(client.backend, "_key", None)
-            own = api or BatchAPI(str(client.backend.endpoint), key)
+            own = api or batch_api_of(client)
             stage = await _stage(index, collector, client, own, state_path, poll_seconds, on_poll)
             stages.append(stage)
             assert client.cache is not None

@@ -65,3 +65,22 @@ def test_a_terminal_gets_the_bar_not_lines() -> None:
     clock.now = 100
     step.advance()
     assert out.getvalue() == ""
+
+
+def test_failed_rows_and_ray_counts_show_beside_the_description() -> None:
+    from rag_judge.jobs.on_ray import RowCounts
+
+    step, out, clock = _step(4)
+    step.finished(False)
+    step.finished(True)
+    clock.now = LOG_EVERY + 1
+    step.finished(False)
+    assert out.getvalue().splitlines() == [
+        "judging (1 failed): 3/4 (75%), 31s elapsed, about 10s left"
+    ]
+    clock.now += LOG_EVERY + 1
+    step.show_counts(RowCounts(done=4, in_flight=0, failed=2))
+    assert (
+        out.getvalue().splitlines()[-1]
+        == "judging (0 in flight, 2 failed): 4/4 (100%), 1m02s elapsed"
+    )

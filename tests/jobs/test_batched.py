@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fake_batch_server import FakeBatchServer, fake_batch  # noqa: F401
 from fake_openai_server import judge_reply
+from isolated import FAKE_MODEL, cli_env, server_settings
 
 from rag_judge.backends.batch_collect import CollectingBackend
 from rag_judge.backends.errors import BackendUnavailable
@@ -18,7 +19,6 @@ from rag_judge.backends.scripted import ScriptedBackend
 from rag_judge.jobs.batched import state_path_for
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.jobs.score.scaled import aevaluate_batched
-from rag_judge.runtime.settings import load_settings
 
 METRICS = ["faithfulness", "completeness", "context_recall"]
 ROWS = [
@@ -33,9 +33,8 @@ ROWS = [
 ]
 
 
-def settings_for(server: FakeBatchServer, cache: Path) -> Any:
-    chosen = {"model": "openai-compatible/m", "base_url": server.base_url, "cache_dir": cache}
-    return load_settings(chosen, env={})
+def settings_for(server: Any, cache: Path) -> Any:
+    return server_settings(server.base_url, cache)
 
 
 def batched(server: FakeBatchServer, tmp_path: Path, **options: Any) -> Any:
@@ -86,7 +85,7 @@ def test_two_stages_then_the_same_results_as_a_live_run(
     )
     assert comparable(run.result.to_records()) == comparable(live.to_records())
     assert all(r["results"]["faithfulness"]["status"] == "ok" for r in run.result.to_records())
-    line = run.result.ledger.describe("openai-compatible/m")
+    line = run.result.ledger.describe(FAKE_MODEL)
     assert "20 calls made (20 through a Batch API, at 50% of the price)" in line
     state = json.loads(state_path_for(tmp_path / "out.jsonl").read_text(encoding="utf-8"))
     assert [s["batch_id"] for s in state["stages"]] == [s.batch_id for s in run.stages]
@@ -151,14 +150,10 @@ def test_score_batch_on_the_command_line(served: FakeBatchServer, tmp_path: Path
     served.polls_before_done = 0
     rows = tmp_path / "rows.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
-    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
     args = ["score", str(rows), "-o", str(tmp_path / "out.jsonl"), "--batch"]
-    args += ["--model", "openai-compatible/m", "--base-url", served.base_url]
+    args += ["--model", FAKE_MODEL, "--base-url", served.base_url]
     args += ["--metrics", "faithfulness"]
-    env = {
-        "RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"),
-        "RAG_JUDGE_CONFIG": str(tmp_path / "empty.toml"),
-    }
+    env = cli_env(tmp_path)
     run = CliRunner().invoke(main, args, env=env)
     assert run.exit_code == 0, run.output
     assert "stage 1: 4 openai-compatible/m requests in batch_" in run.output
@@ -199,16 +194,42 @@ def test_a_server_without_a_batch_api_is_named_and_nothing_is_judged(tmp_path: P
 
     plain = FakeOpenAIServer().start()
     try:
-        chosen = {"model": "openai-compatible/m", "base_url": plain.base_url, "cache_dir": tmp_path}
         with pytest.raises(BackendError, match=r"has no Batch API .*run without --batch"):
             asyncio.run(
                 aevaluate_batched(
                     ROWS,
                     METRICS,
-                    settings=load_settings(chosen, env={}),
+                    settings=server_settings(plain.base_url, tmp_path),
                     state_path=state_path_for(tmp_path / "out.jsonl"),
                 )
             )
         assert plain.calls["/v1/chat/completions"] == 0
+    finally:
+        plain.stop()
+
+
+def test_the_command_line_names_a_server_without_a_batch_api_before_judging(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+    from fake_openai_server import FakeOpenAIServer
+
+    from rag_judge.cli import main
+
+    plain = FakeOpenAIServer().start()
+    try:
+        rows = tmp_path / "rows.jsonl"
+        rows.write_text(json.dumps(ROWS[0]) + "\n", encoding="utf-8")
+        args = ["score", str(rows), "-o", str(tmp_path / "out.jsonl"), "--batch"]
+        args += ["--model", FAKE_MODEL, "--base-url", plain.base_url]
+        run = CliRunner().invoke(main, args, env=cli_env(tmp_path))
+        assert run.exit_code == 2
+        assert "has no Batch API" in run.output
+        assert "run without --batch" in run.output
+        assert "judging" not in run.output  # said before the progress bar, not under it
+        assert plain.total_calls == 0
+        local = CliRunner().invoke(main, [*args[:5], "--model", "local/qwen2.5-coder-1.5b"])
+        assert local.exit_code == 2
+        assert "batches need an openai/ or openai-compatible/ model" in local.output
     finally:
         plain.stop()

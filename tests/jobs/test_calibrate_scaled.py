@@ -10,16 +10,15 @@ from typing import Any
 from click.testing import CliRunner, Result
 from fake_batch_server import FakeBatchServer, fake_batch  # noqa: F401
 from fake_openai_server import judge_reply
+from isolated import FAKE_MODEL, cli_env
 
 from rag_judge.cli import main
 
-RUN = ["calibrate", "--run", "wice_dev", "--limit", "6", "--model", "openai-compatible/m"]
+RUN = ["calibrate", "--run", "wice_dev", "--limit", "6", "--model", FAKE_MODEL]
 
 
 def calibrate(base_url: str, tmp_path: Path, name: str, *extra: str) -> Result:
-    config = tmp_path / "empty.toml"
-    config.write_text("", encoding="utf-8")
-    env = {"RAG_JUDGE_CACHE_DIR": str(tmp_path / f"{name}-cache"), "RAG_JUDGE_CONFIG": str(config)}
+    env = cli_env(tmp_path, f"{name}-cache")
     args = [*RUN, "-o", str(tmp_path / name), "--base-url", base_url, *extra]
     result = CliRunner().invoke(main, args, env=env)
     assert result.exit_code == 0, result.output

@@ -14,13 +14,13 @@ from typing import Any
 import psutil
 import pytest
 from fake_openai_server import FakeOpenAIServer, fake_openai, judge_reply  # noqa: F401
+from isolated import FAKE_MODEL, cli_env, server_settings
 
 from rag_judge.core.errors import RagJudgeError
 from rag_judge.core.types import RagSample
 from rag_judge.jobs.on_ray import RayTarget
 from rag_judge.jobs.score.on_ray import evaluate_on_ray
 from rag_judge.jobs.score.run import evaluate
-from rag_judge.runtime.settings import load_settings
 
 pytest.importorskip("ray")
 
@@ -37,9 +37,8 @@ ROWS = [
 ]
 
 
-def settings_for(server: FakeOpenAIServer, cache: Path) -> Any:
-    chosen = {"model": "openai-compatible/m", "base_url": server.base_url, "cache_dir": cache}
-    return load_settings(chosen, env={})
+def settings_for(server: Any, cache: Path) -> Any:
+    return server_settings(server.base_url, cache)
 
 
 def test_ray_writes_the_same_file_as_one_process(
@@ -62,7 +61,7 @@ def test_ray_writes_the_same_file_as_one_process(
     assert (tmp_path / "here.jsonl").read_bytes() == (tmp_path / "there.jsonl").read_bytes()
     assert sorted(seen) == sorted(r["id"] for r in ROWS)
     mine, theirs = here.ledger.summary(), there.ledger.summary()
-    assert theirs["openai-compatible/m"]["calls"] == mine["openai-compatible/m"]["calls"]
+    assert theirs[FAKE_MODEL]["calls"] == mine[FAKE_MODEL]["calls"]
 
 
 def test_a_killed_worker_is_replaced_and_nothing_is_lost(
@@ -134,13 +133,9 @@ def test_score_executor_ray_on_the_command_line(
     fake_openai.respond = judge_reply
     rows = tmp_path / "rows.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:6]), encoding="utf-8")
-    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
     args = ["score", str(rows), "-o", str(tmp_path / "out.jsonl"), "--metrics", "faithfulness"]
-    args += ["--model", "openai-compatible/m", "--base-url", fake_openai.base_url]
-    env = {
-        "RAG_JUDGE_CACHE_DIR": str(tmp_path / "c"),
-        "RAG_JUDGE_CONFIG": str(tmp_path / "empty.toml"),
-    }
+    args += ["--model", FAKE_MODEL, "--base-url", fake_openai.base_url]
+    env = cli_env(tmp_path, "c")
     run = CliRunner().invoke(main, [*args, "--executor", "ray"], env=env)
     assert run.exit_code == 0, run.output
     lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
@@ -214,17 +209,10 @@ def test_score_joins_a_cluster_that_ray_start_runs(
                 break
         rows = tmp_path / "rows.jsonl"
         rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:4]), encoding="utf-8")
-        (tmp_path / "empty.toml").write_text("", encoding="utf-8")
-        env = {
-            **os.environ,
-            **secret,
-            "RAY_ADDRESS": f"127.0.0.1:{port}",
-            "RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"),
-            "RAG_JUDGE_CONFIG": str(tmp_path / "empty.toml"),
-        }
+        env = {**os.environ, **secret, "RAY_ADDRESS": f"127.0.0.1:{port}", **cli_env(tmp_path)}
         command = [str(Path(sys.executable).with_name("rag-judge")), "score", str(rows), "-o"]
         command += [str(tmp_path / "out.jsonl"), "--metrics", "faithfulness"]
-        command += ["--model", "openai-compatible/m", "--base-url", fake_openai.base_url]
+        command += ["--model", FAKE_MODEL, "--base-url", fake_openai.base_url]
         done = subprocess.run(
             [*command, "--executor", "ray:auto"], env=env, capture_output=True, text=True
         )

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 from fake_batch_server import FakeBatchServer, fake_batch  # noqa: F401
 from fake_openai_server import FakeOpenAIServer, fake_openai, judge_reply  # noqa: F401
+from isolated import FAKE_MODEL, cli_env
 
 from rag_judge.cli import main
 
@@ -21,10 +22,8 @@ COMPARED = ("per_question.csv", "summary.csv")
 
 def sweep(base_url: str, tmp_path: Path, name: str, *extra: str) -> Result:
     """``rag-judge sweep`` into ``tmp_path/name`` with a cache of its own."""
-    config = tmp_path / "empty.toml"
-    config.write_text("", encoding="utf-8")
-    env = {"RAG_JUDGE_CACHE_DIR": str(tmp_path / f"{name}-cache"), "RAG_JUDGE_CONFIG": str(config)}
-    args = [*SWEEP, "-o", str(tmp_path / name), "--model", "openai-compatible/m"]
+    env = cli_env(tmp_path, f"{name}-cache")
+    args = [*SWEEP, "-o", str(tmp_path / name), "--model", FAKE_MODEL]
     result = CliRunner().invoke(main, [*args, "--base-url", base_url, *extra], env=env)
     assert result.exit_code == 0, result.output
     return result

@@ -80,6 +80,8 @@ def sweep_on_ray(
     spec = str(eval_set) if str(eval_set) in available_eval_sets() else str(loaded.path.resolve())
     if isinstance(options.get("settings"), Settings):
         options = {**options, "settings": for_workers(options["settings"])}
+    if isinstance(rag := options.get("rag"), str) and Path(rag).is_file():
+        options = {**options, "rag": str(Path(rag).resolve())}  # a worker's cwd may differ
     parts = [(spec, ids[i : i + size], options) for i in range(0, len(ids), size)]
     outcomes = run_parts(_sweep_share, parts, target=target, on_row=progress, on_counts=on_counts)
     return joined([result for result, _ in outcomes], [tallies for _, tallies in outcomes])
