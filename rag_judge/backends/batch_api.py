@@ -24,6 +24,9 @@ from rag_judge.backends.openai_backend import redact
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 """Batch statuses after which nothing more will finish."""
 CHAT_URL = "/v1/chat/completions"
+NO_ROUTE = frozenset({404, 405, 501})
+"""What a server without a Batch API answers on its paths: not found, method not allowed, or
+(Python's plain HTTP servers) unsupported method."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ class BatchAPI:
             hint = (
                 f"; {self.base} has no Batch API (llama.cpp's and llama-cpp-python's servers "
                 "have none): run without --batch"
-                if error.code == 404 and path.startswith(("/v1/files", "/v1/batches"))
+                if error.code in NO_ROUTE and path.startswith(("/v1/files", "/v1/batches"))
                 else ""
             )
             raise BackendError(

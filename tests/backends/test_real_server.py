@@ -132,3 +132,14 @@ def test_a_sweep_generates_in_process_and_judges_through_the_server(
     assert frame["faithfulness_status"].isin(["ok", "no_claims"]).all()
     assert f"- {DEFAULT_MODEL}: " in summary
     assert "- openai-compatible/local: " in summary
+
+
+def test_batch_on_the_real_server_says_it_has_no_batch_api_before_judging(
+    llama_server: RealServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    run = score(tmp_path, llama_server, MODELS["openai-compatible"], "--batch")
+    assert run.exit_code == 2, run.output
+    assert "has no Batch API" in run.output
+    assert "run without --batch" in run.output
+    assert not (tmp_path / "out.jsonl").exists()
