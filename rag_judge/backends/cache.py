@@ -12,6 +12,9 @@ import threading
 import time
 from pathlib import Path
 
+BUSY_SECONDS = 60.0
+"""How long a writer waits for another process's lock on the file."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -30,12 +33,30 @@ class ResponseCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False)
+        self._db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False)
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
-            self._db.commit()
+            self._set_up()
+
+    def _set_up(self) -> None:
+        """WAL mode and the table. Switching to WAL (and recovering a WAL that a killed process
+        left) takes a lock that SQLite's busy timeout does not wait for: "database is locked"
+        at once while another process opens the same file. So the setup is retried until
+        ``BUSY_SECONDS`` have passed, as the timeout would have waited."""
+        deadline = time.monotonic() + BUSY_SECONDS
+        pause = 0.01
+        while True:
+            try:
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute(_SCHEMA)
+                self._db.commit()
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     def get(self, key: str) -> str | None:
         """The stored JSON for a key, or None."""
