@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -182,6 +182,14 @@ def for_workers(settings: Settings) -> Settings:
 def ledger_tallies(ledger: Ledger) -> dict[str, dict[str, Any]]:
     """A worker's ledger as plain data, to ship back to the driver."""
     return {m: vars(t) | {"statuses": dict(t.statuses)} for m, t in ledger.models.items()}
+
+
+def merged_ledger(tallies: Iterable[dict[str, dict[str, Any]]]) -> Ledger:
+    """The driver's ledger: every worker's tallies added up."""
+    ledger = Ledger()
+    for tally in tallies:
+        merge_tallies(ledger, tally)
+    return ledger
 
 
 def merge_tallies(ledger: Ledger, tallies: dict[str, dict[str, Any]]) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from rag_judge.backends.ledger import Ledger
 from rag_judge.core.types import RagSample
 from rag_judge.jobs.on_ray import (
     Emit,
@@ -23,7 +22,7 @@ from rag_judge.jobs.on_ray import (
     RowCounts,
     for_workers,
     ledger_tallies,
-    merge_tallies,
+    merged_ledger,
     run_parts,
     slice_size,
     task_events,
@@ -80,11 +79,8 @@ def evaluate_on_ray(
             progress(SampleResult.model_validate(record))
 
     outcomes = run_parts(_judge_slice, parts, target=target, on_row=on_row, on_counts=on_counts)
-    ledger = Ledger()
-    ordered: list[SampleResult] = []
-    for records, tallies in outcomes:
-        ordered.extend(SampleResult.model_validate(r) for r in records)
-        merge_tallies(ledger, tallies)
+    ordered = [SampleResult.model_validate(r) for records, _ in outcomes for r in records]
+    ledger = merged_ledger(tallies for _, tallies in outcomes)
     return EvaluationResult(
         ordered, metrics=list(metrics), model=settings.judge_model, ledger=ledger
     )

@@ -17,7 +17,6 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.backends.ledger import Ledger
 from rag_judge.data.eval_sets import available_eval_sets, load_eval_set
 from rag_judge.jobs.on_ray import (
     Emit,
@@ -26,7 +25,7 @@ from rag_judge.jobs.on_ray import (
     RowCounts,
     for_workers,
     ledger_tallies,
-    merge_tallies,
+    merged_ledger,
     run_parts,
     slice_size,
     task_events,
@@ -89,9 +88,6 @@ def sweep_on_ray(
 
 def joined(shares: Sequence[SweepResult], tallies: Sequence[dict[str, Any]]) -> SweepResult:
     """The shares' results as one sweep's, in share order, with their ledgers added up."""
-    ledger = Ledger()
-    for tally in tallies:
-        merge_tallies(ledger, tally)
     first = shares[0]
 
     def union(field: str) -> dict[Any, Any]:
@@ -102,7 +98,7 @@ def joined(shares: Sequence[SweepResult], tallies: Sequence[dict[str, Any]]) -> 
         per_question=pd.concat([s.per_question for s in shares], ignore_index=True),
         skipped=union("skipped"),
         uncovered=union("uncovered"),
-        ledger=ledger,
+        ledger=merged_ledger(tallies),
         judgements=union("judgements"),
         questions=union("questions"),
         retrieved=union("retrieved"),
