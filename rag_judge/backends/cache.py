@@ -3,14 +3,23 @@
 Keys come from :func:`rag_judge.backends.types.cache_key` (everything that changes the
 output, nothing that does not). Values are the JSON of a successful response. Several
 processes may share one file: SQLite's WAL mode and a busy timeout serialise the writers.
+
+The cache serves the run, never ends it: once open, a read that fails (the file locked by
+another process past the busy timeout, a damaged file) is a miss, and a write that fails (the
+same, or a full disk) leaves that reply uncached; both are counted (:attr:`failures`) and said
+on stderr by the command, and the reply still reaches the results. Only opening the cache can
+fail a run, and that happens before the first model call.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
 from pathlib import Path
+
+from rag_judge.core.errors import InputError
 
 BUSY_SECONDS = 60.0
 """How long a writer waits for another process's lock on the file."""
@@ -26,16 +35,33 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+class CacheError(InputError):
+    """The response cache cannot be opened (locked past the busy timeout, disk full, not a
+    database): said before any model call, with the way out."""
+
+
 class ResponseCache:
     """Successful model responses by request key, persisted in one SQLite file."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.failures = 0
+        """Reads and writes that failed since the cache was opened (each a miss, or a reply
+        left uncached)."""
+        self.last_error = ""
+        """The last such failure, as SQLite or the OS said it."""
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False)
-        with self._lock:
-            self._set_up()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False)
+            with self._lock:
+                self._set_up()
+        except (sqlite3.Error, OSError) as error:
+            raise CacheError(
+                f"cannot open the response cache: {error}; free the file (or the disk), or run "
+                "with --no-cache",
+                source=str(self.path),
+            ) from None
 
     def _set_up(self) -> None:
         """WAL mode and the table. Switching to WAL (and recovering a WAL that a killed process
@@ -59,20 +85,37 @@ class ResponseCache:
                 pause = min(pause * 2, 0.5)
 
     def get(self, key: str) -> str | None:
-        """The stored JSON for a key, or None."""
+        """The stored JSON for a key, or None (also when the read failed: a miss)."""
         with self._lock:
-            row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            try:
+                found = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,))
+                row = found.fetchone()
+            except (sqlite3.Error, OSError) as error:
+                self._failed(error)
+                return None
         return None if row is None else str(row[0])
 
-    def put(self, key: str, *, kind: str, model: str, value: str) -> None:
-        """Store a successful response (the last writer wins; equal keys mean equal requests)."""
+    def put(self, key: str, *, kind: str, model: str, value: str) -> bool:
+        """Store a successful response (the last writer wins; equal keys mean equal requests);
+        False when it could not be stored (counted, and the reply is used all the same)."""
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, kind, model, value, created) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (key, kind, model, value, time.time()),
-            )
-            self._db.commit()
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses (key, kind, model, value, created) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (key, kind, model, value, time.time()),
+                )
+                self._db.commit()
+            except (sqlite3.Error, OSError) as error:
+                self._failed(error)
+                with contextlib.suppress(sqlite3.Error):  # the write may never have started
+                    self._db.rollback()
+                return False
+        return True
+
+    def _failed(self, error: BaseException) -> None:
+        self.failures += 1
+        self.last_error = str(error)
 
     def __len__(self) -> int:
         with self._lock:

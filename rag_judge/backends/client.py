@@ -311,7 +311,11 @@ class ModelClient:
             self._record(Usage(), status, cached=False, attempts=attempts, seconds=_since(started))
             return None, {"status": status, "attempts": attempts, "error": _describe(error)}
         if self.cache is not None and key is not None:
-            self.cache.put(key, kind=kind, model=self.name, value=response.model_dump_json())
+            stored = self.cache.put(
+                key, kind=kind, model=self.name, value=response.model_dump_json()
+            )
+            if not stored:
+                self.ledger.record_uncached(self.name, self.cache.last_error)
         usage = getattr(response, "usage", Usage())
         self._record(usage, "ok", cached=False, attempts=attempts, seconds=_since(started))
         return response, {"status": "ok", "attempts": attempts}

@@ -15,11 +15,13 @@ as the ``Authorization`` header.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import urllib.request
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from rag_judge.backends.errors import (
     BackendError,
@@ -42,6 +44,7 @@ from rag_judge.backends.openai_backend import (
 )
 from rag_judge.backends.thinking import thinking_field
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.core.redact import redact_url
 from rag_judge.core.types import Usage
 
 if TYPE_CHECKING:
@@ -163,7 +166,16 @@ class _HTTPBase:
             raise BackendUnavailable("no OpenAI API key: set OPENAI_API_KEY or pass api_key")
         self.model = model
         self.name = f"{PROVIDER}/{model}"
-        self.endpoint: str | None = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        endpoint, basic = _split_credentials((base_url or DEFAULT_BASE_URL).rstrip("/"))
+        if basic is not None and key is not None:
+            raise BackendUnavailable(
+                f"the base URL {redact_url(endpoint)} carries a user name and password, and an "
+                "API key is set: a server takes one Authorization header; remove 'user:password@' "
+                "from the URL, or unset OPENAI_API_KEY"
+            )
+        self.endpoint: str | None = endpoint
+        """The API root, without the user name and password it may have been given with."""
+        self._basic = basic
         self._key = key
         self._timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self._connections = connections
@@ -182,6 +194,8 @@ class _HTTPBase:
             headers = {"Content-Type": "application/json", "Accept": "application/json"}
             if self._key is not None:
                 headers["Authorization"] = f"Bearer {self._key}"
+            elif self._basic is not None:
+                headers["Authorization"] = self._basic  # from user:password@ in the base URL
             lifetime = _session_lifetime(headers, self._connections, self._timeout)
             self._session = await anext(lifetime)  # no await inside: no other task interleaves
             self._loop, self._lifetime = loop, lifetime
@@ -315,3 +329,15 @@ class HTTPEmbedder(_HTTPBase):
         data = reply.get("data") if isinstance(reply, dict) else None
         usage = _usage(reply.get("usage") if isinstance(reply, dict) else None)
         return ordered_vectors(data or (), len(texts)), usage
+
+
+def _split_credentials(url: str) -> tuple[str, str | None]:
+    """The URL without ``user:password@``, and those as an HTTP Basic ``Authorization`` value
+    (None when the URL has none): aiohttp refuses a URL with credentials beside a header."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rsplit("@", 1)[1]
+    token = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    basic = "Basic " + base64.b64encode(token.encode()).decode("ascii")
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), basic

@@ -44,6 +44,10 @@ class ModelTally:
     """Of ``calls``, those answered through a Batch API (billed at :data:`BATCH_DISCOUNT`)."""
     batched_prompt_tokens: int = 0
     batched_completion_tokens: int = 0
+    uncached: int = 0
+    """Replies the response cache could not store (locked by another process, disk full)."""
+    cache_error: str = ""
+    """Why, as the last failure said it."""
 
 
 class Ledger:
@@ -81,6 +85,15 @@ class Ledger:
         if status == "ok" and not usage.reported:
             tally.unreported += 1
         tally.seconds += seconds
+
+    def record_uncached(self, model: str, error: str) -> None:
+        """A reply the response cache could not store (locked, disk full): a re-run asks for it
+        again."""
+        tally = self.models.get(model)
+        if tally is None:
+            tally = self.models[model] = ModelTally()
+        tally.uncached += 1
+        tally.cache_error = error
 
     def record_batched(self, model: str, usage: Usage) -> None:
         """Add one call answered through a Batch API (its tokens cost :data:`BATCH_DISCOUNT`)."""
@@ -145,6 +158,11 @@ class Ledger:
             parts.append("cost unknown" if cost is None else f"${cost:.4f}")
         if t.prose:
             parts.append(f"{t.prose} repl{'ies' if t.prose != 1 else 'y'} in prose, not JSON")
+        if t.uncached:
+            parts.append(
+                f"{t.uncached} repl{'ies' if t.uncached != 1 else 'y'} not cached "
+                f"({t.cache_error}): a re-run asks for them again"
+            )
         failed = {s: n for s, n in sorted(t.statuses.items()) if s != "ok"}
         if failed:
             parts.append("failed: " + ", ".join(f"{n} {s}" for s, n in failed.items()))

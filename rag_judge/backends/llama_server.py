@@ -10,6 +10,7 @@ loaded without llama.cpp's extra weight buffers (their AMX path crashes in the f
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
+from rag_judge.core.errors import InputError
 
 DEFAULT_N_CTX = 8192
 """The server's own default (2,048) is too small for the generative judges' batched prompts."""
@@ -41,6 +43,39 @@ def server_arguments(
     if n_threads is not None:
         arguments += ["--n_threads", str(n_threads)]
     return [*arguments, *extra]
+
+
+GGUF_MAGIC = b"GGUF"
+"""The first four bytes of every GGUF file."""
+
+
+def check_gguf(path: str) -> None:
+    """Refuse a model file that is not GGUF (llama.cpp would fail with a traceback)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+    except OSError as error:
+        raise InputError(f"cannot read the model file: {error.strerror}", source=path) from None
+    if head != GGUF_MAGIC:
+        raise InputError(
+            f"not a GGUF model file (it starts with {head!r}, not {GGUF_MAGIC!r})",
+            source=path,
+            field="--model",
+        )
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a port something already listens on, before the model is loaded."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise InputError(
+                f"cannot serve on {host}:{port}: {error.strerror} (another server on that port? "
+                "choose one with --port)",
+                field="--port",
+            ) from None
 
 
 def serve(arguments: Sequence[str]) -> None:

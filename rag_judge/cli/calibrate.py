@@ -9,6 +9,7 @@ import click
 
 from rag_judge.cli.common import (
     bootstrap_options,
+    call_options,
     echo_cost,
     friendly_errors,
     json_mode_option,
@@ -37,7 +38,7 @@ from rag_judge.report.tables import to_rich
     "run_set",
     metavar="EVAL_SET",
     help="Instead of --scores/--labels: judge a bundled calibration set (begin_dev, wice_dev, "
-    "alce_utility) and calibrate against its human labels.",
+    "alce_utility, cmrc_short_answers) and calibrate against its labels.",
 )
 @click.option(
     "--metric",
@@ -105,6 +106,7 @@ from rag_judge.report.tables import to_rich
 @click.option("--no-cache", is_flag=True, help="--run: do not read or write the response cache.")
 @bootstrap_options("Seed of the bootstrap and the dev split.")
 @scale_out_options("--run's rows")
+@call_options("--run: ")
 @judge_mode_options
 @json_mode_option
 @friendly_errors
@@ -214,6 +216,15 @@ def calibrate_command(
         if extra := [name for name, value in used.items() if value is not None] + flags:
             raise click.UsageError(f"{extra[0]} applies to --run only")
         common |= {"kind": kind or "binary", "level": level}
+        if output is not None:
+            from rag_judge.report.calibration_html import FILES
+            from rag_judge.runtime.outputs import check_distinct, check_output_folder
+
+            check_output_folder(output)
+            check_distinct(
+                {"--scores": scores, "--labels": labels, "--unlabelled": unlabelled},
+                {f"-o {name}": output / name for name in FILES},
+            )
         report = calibration_run.calibrate_files(
             scores,
             labels,

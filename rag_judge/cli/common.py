@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Any, TypeVar, get_args
@@ -27,16 +30,37 @@ statuses are still written). 0: done; 2: bad input; 130: interrupted."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class Terminated(BaseException):
+    """SIGTERM (what a CI cancellation or ``kill`` sends), raised where the run is, so it
+    stops as Ctrl-C does: finished rows flushed, the resume hint, exit 143."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def friendly_errors(command: F) -> F:
     """Print our input errors as one line on stderr and exit 2, without a traceback; an
-    interrupt (Ctrl-C) exits 130, as shells expect, saying how to resume."""
+    interrupt (Ctrl-C) exits 130 and SIGTERM 143, as shells expect, saying how to resume."""
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        main_thread = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
         try:
             return command(*args, **kwargs)
+        except Terminated:
+            click.echo(
+                "terminated: finished model calls are in the response cache; run the same "
+                "command again to resume",
+                err=True,
+            )
+            sys.exit(143)
         except RagJudgeError as error:
             click.echo(f"error: {error}", err=True)
+            sys.exit(2)
+        except OSError as error:  # a full disk, a read-only folder: what the system said
+            click.echo(f"error: {os_error(error)}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             click.echo(
@@ -45,8 +69,44 @@ def friendly_errors(command: F) -> F:
                 err=True,
             )
             sys.exit(130)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
     return wrapper  # type: ignore[return-value]
+
+
+def os_error(error: OSError) -> str:
+    """An error of the file system in one line: what the system said, where, what is kept."""
+    where = f": {error.filename!r}" if error.filename else ""
+    said = f"{error.strerror or error}{where}"
+    if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        said += (
+            "; finished model calls are in the response cache (and score's finished rows in "
+            "OUTPUT.partial): free space and run the same command again"
+        )
+    return said
+
+
+def call_options(prefix: str = "") -> Callable[[F], F]:
+    """``--timeout`` and ``--max-attempts``: how long a model call (or a RAG endpoint) may take
+    and how often a transient failure is retried (settings ``timeout``, ``max_attempts``)."""
+
+    def add(command: F) -> F:
+        command = click.option(
+            "--max-attempts",
+            type=click.IntRange(min=1, max=100),
+            help=f"{prefix}Attempts per model call for transient failures (default: settings, "
+            "then 4).",
+        )(command)
+        return click.option(
+            "--timeout",
+            type=click.FloatRange(min=0, min_open=True, max=86_400),
+            help=f"{prefix}Seconds per attempt of a model call, or of a request to a --rag "
+            "endpoint (default: settings, then 120).",
+        )(command)
+
+    return add
 
 
 def judge_mode_options(command: F) -> F:
@@ -104,9 +164,10 @@ def metric_names(text: str) -> list[str]:
 
 
 def nothing_judged(result: EvaluationResult) -> str | None:
-    """Why a finished run judged nothing, when no metric scored a row and calls failed (a run
-    that exits 0 with every row a backend_error looks like success in a script); else None."""
-    summaries = result.summary(n_resamples=1)
+    """Why a finished run judged nothing, when no metric that calls the model scored a row and
+    calls failed (a run that exits 0 with every row a backend_error looks like success in a
+    script; exact match and F1 still score such rows, with no model); else None."""
+    summaries = [s for s in result.summary(n_resamples=1) if _uses_model(s.metric)]
     if not summaries or any(s.n_scored for s in summaries):
         return None
     failed: dict[str, int] = {}
@@ -134,3 +195,8 @@ def make_console(*, stderr: bool = False) -> Console:
     """A console that does not squeeze tables to 80 columns when output is piped."""
     found = Console(stderr=stderr)
     return found if found.is_terminal else Console(stderr=stderr, width=160)
+
+
+def _uses_model(metric: str) -> bool:
+    judge = JUDGES.get(metric)
+    return judge is None or judge.uses_model

@@ -110,6 +110,17 @@ class ScoreGate:
         if baseline is not None and not fail_if_worse:
             raise click.UsageError("--baseline is compared by --fail-if-worse; give both")
         base = read_score_file(baseline) if baseline is not None else None
+        if base is not None:
+            shared = [m for m in metrics if m in base.metrics]
+            if not shared:
+                raise InputError(
+                    f"is not a score file of these metrics: it holds results for "
+                    f"{', '.join(base.metrics) or 'none'}; this run judges {', '.join(metrics)}",
+                    source=str(baseline),
+                    field="--baseline",
+                )
+            for name in shared:  # every value checked now, not after the judging
+                base.scores(name)
         return cls(bounds, gate_on, base, margin)
 
     @property

@@ -11,6 +11,7 @@ import click
 from rag_judge.cli.common import (
     JUDGE_NAMES,
     NOTHING_JUDGED,
+    call_options,
     echo_cost,
     friendly_errors,
     json_mode_option,
@@ -69,6 +70,7 @@ from rag_judge.report.tables import judge_summary_table, to_rich
 )
 @gate_options
 @scale_out_options("rows")
+@call_options()
 @judge_mode_options
 @json_mode_option
 @friendly_errors
@@ -106,20 +108,31 @@ def score(
     from rag_judge.cli.progress import progress_step
     from rag_judge.data.samples import load_samples
     from rag_judge.jobs.batched import state_path_for
-    from rag_judge.jobs.score.partial import PartialResults
+    from rag_judge.jobs.score.partial import PartialResults, partial_path
     from rag_judge.jobs.score.result import SampleResult
     from rag_judge.jobs.score.scaled import aevaluate_scaled
     from rag_judge.prompts.templates import prompt_languages
-    from rag_judge.runtime.outputs import check_output_file, check_output_folder
+    from rag_judge.runtime.outputs import (
+        check_distinct,
+        check_jsonl_output,
+        check_output_file,
+        check_output_folder,
+    )
     from rag_judge.runtime.settings import load_settings
 
     chosen = load_settings(settings)
     names = metric_names(metrics)
     target = ray_target(executor, workers, batch, no_cache, chosen)
     gate = ScoreGate.check(names, fail_under, gate_on, baseline, fail_if_worse, margin)
+    check_jsonl_output(output)
     check_output_file(output, inputs=[input_path])
     if junit is not None:
-        check_output_file(junit, inputs=[input_path, output])
+        check_output_file(junit)
+    check_distinct(
+        {"INPUT": input_path, "--baseline": baseline},
+        {"-o": output, "--junit": junit, "the partial results": partial_path(output),
+         "the batch ids": state_path_for(output)},
+    )  # fmt: skip
     if not no_cache:
         check_output_folder(chosen.cache_dir, what="cache directory")
     samples = load_samples(input_path, limit=limit)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from rag_judge.core import json_text
 from rag_judge.core.errors import InputError
 from rag_judge.core.text_files import read_text
 
@@ -118,7 +119,7 @@ def jsonl_values(text: str, source: str) -> Iterator[tuple[Where, Any]]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json_text.loads(line)
         except json.JSONDecodeError as error:
             raise InputError(
                 f"invalid JSON: {error.msg} (column {error.colno})", source=source, line=number
@@ -161,7 +162,7 @@ def _jsonl_rows(text: str, source: str) -> Iterator[Row]:
 
 def _json_rows(text: str, source: str) -> Iterator[Row]:
     try:
-        data = json.loads(text)
+        data = json_text.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON: {error.msg}", source=source, line=error.lineno) from None
     if not isinstance(data, list):
@@ -172,7 +173,14 @@ def _json_rows(text: str, source: str) -> Iterator[Row]:
     yield from _mapping_rows(data, source)
 
 
+CSV_FIELD_LIMIT = 2**31 - 1
+"""The largest CSV cell read (the csv module's default, 128 KiB, refused a long answer or
+passage that JSON Lines takes): as large as the module allows; the file is in memory anyway."""
+
+
 def _delimited_rows(text: str, source: str, delimiter: str) -> Iterator[Row]:
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header: list[str] | None = None
     position = end = 0

@@ -48,6 +48,7 @@ from rag_judge.calibration.report import (
     calibrate,
 )
 from rag_judge.calibration.thresholds import Objective
+from rag_judge.core import json_text
 from rag_judge.core.errors import InputError
 from rag_judge.data.calibration_sets import CalibrationSet, load_calibration_set
 from rag_judge.data.readers import read_jsonl
@@ -337,7 +338,7 @@ def parse_mapping(text: str) -> dict[Any, float | None]:
         InputError: Not a JSON object of numbers and nulls.
     """
     try:
-        value = json.loads(text)
+        value = json_text.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON: {error.msg}", field="mapping") from None
     if not isinstance(value, dict) or not all(

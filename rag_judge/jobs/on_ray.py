@@ -113,10 +113,17 @@ def connected(target: RayTarget) -> Iterator[Any]:
     ray = require_ray()
     started_here = not ray.is_initialized()
     if started_here:
-        if target.address is None:
-            ray.init(num_cpus=target.workers, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=target.address, log_to_driver=False)
+        try:
+            if target.address is None:
+                ray.init(num_cpus=target.workers, include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=target.address, log_to_driver=False)
+        except (ValueError, ConnectionError, RuntimeError, TimeoutError) as error:
+            # ray:// without the Ray Client's grpc ("requires pip package ray[client]"), or no
+            # cluster at the address: one line, not Ray's traceback.
+            where = "a local Ray cluster" if target.address is None else f"Ray at {target.address}"
+            hint = " (pip install 'ray[client]')" if "ray[client]" in str(error) else ""
+            raise BackendUnavailable(f"cannot start {where}: {error}{hint}") from None
     try:
         yield ray
     finally:
@@ -201,3 +208,5 @@ def merge_tallies(ledger: Ledger, tallies: dict[str, dict[str, Any]]) -> None:
                 tally.statuses.update(value)
             elif isinstance(value, int | float):
                 setattr(tally, name, getattr(tally, name) + value)
+            elif isinstance(value, str) and value:
+                setattr(tally, name, value)  # the last worker's word (a cache error)

@@ -22,6 +22,7 @@ from pathlib import Path
 from rag_judge.calibration.estimate import Estimate
 from rag_judge.calibration.report import CalibrationReport
 from rag_judge.report.calibration_plot import reliability_png
+from rag_judge.report.tables import markdown_text
 
 TEMPLATE = "calibration_report.html.j2"
 MISSING = "—"
@@ -137,7 +138,7 @@ def render_summary_markdown(
     report: CalibrationReport, *, title: str = "", files: Sequence[str] = ()
 ) -> str:
     """The markdown summary: reading, figures, threshold, confusion, coverage, notes, worst."""
-    lines = [f"# {_md(title or _title(report))}", ""]
+    lines = [f"# {markdown_text(title or _title(report))}", ""]
     lines += [
         f"Scores `{shown(report.scores_source)}`, labels `{shown(report.labels_source)}`: "
         f"{report.n} "
@@ -145,7 +146,7 @@ def render_summary_markdown(
         f"{round(report.confidence * 100)}% percentile bootstrap ({report.n_resamples} "
         f"resamples, seed {report.seed}).",
         "",
-        f"**Reading:** {_md(headline(report))}",
+        f"**Reading:** {markdown_text(headline(report))}",
         "",
         "## Figures",
         "",
@@ -153,7 +154,7 @@ def render_summary_markdown(
         "",
     ]
     if report.threshold is not None:
-        lines += ["## Threshold", "", _md(report.threshold.describe()), ""]
+        lines += ["## Threshold", "", markdown_text(report.threshold.describe()), ""]
     if (c := report.confusion) is not None:
         lines += [
             f"## Confusion matrix at {c.threshold:.4g} ({c.n} rows)",
@@ -167,7 +168,7 @@ def render_summary_markdown(
             ),
             "",
         ]
-    lines += ["## What was compared, and what was not", "", _md(report.coverage), ""]
+    lines += ["## What was compared, and what was not", "", markdown_text(report.coverage), ""]
     lines.append(f"- Labelled but not scored: {_counts(report.unscored)}")
     lines.append(f"- Judge output by status: {_counts(report.judge_statuses)}")
     lines.append("")
@@ -182,7 +183,7 @@ def render_summary_markdown(
             "",
         ]
     if report.notes:
-        lines += ["## Notes", "", *(f"- {_md(note)}" for note in report.notes), ""]
+        lines += ["## Notes", "", *(f"- {markdown_text(note)}" for note in report.notes), ""]
     lines += ["## Worst disagreements", ""]
     if report.disagreements:
         lines += _table(
@@ -336,14 +337,12 @@ def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{status} {n}" for status, n in counts.items()) or "none"
 
 
-def _md(text: str) -> str:
-    """Text safe in a markdown table cell or line: no emphasis, no table breaks, one line."""
-    return " ".join(text.replace("*", r"\*").replace("|", r"\|").split())
-
-
 def _table(header: Sequence[str], rows: Rows) -> list[str]:
     """A markdown table: the first column and a "note" column left-aligned, numbers right."""
     align = ["---" if i == 0 or h == "note" else "---:" for i, h in enumerate(header)]
-    lines = ["| " + " | ".join(_md(h) for h in header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    lines = [
+        "| " + " | ".join(markdown_text(h) for h in header) + " |",
+        "|" + "|".join(align) + "|",
+    ]
+    lines += ["| " + " | ".join(markdown_text(c) for c in row) + " |" for row in rows]
     return lines

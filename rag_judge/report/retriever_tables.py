@@ -15,9 +15,10 @@ from typing import Any, Final
 
 import pandas as pd
 from rich.table import Table
+from rich.text import Text
 
 from rag_judge.jobs.compare.comparison import DEPTH, MEASURES, RetrieverComparison
-from rag_judge.report.tables import Rows, to_csv
+from rag_judge.report.tables import Rows, markdown_text, spreadsheet_safe, to_csv
 
 NOT_APPLICABLE: Final = "n/a"
 MISSING: Final = "—"
@@ -135,21 +136,21 @@ def display_tables(comparison: RetrieverComparison, *, split_main: bool) -> list
 
 def to_rich_table(table: DisplayTable) -> Table:
     """A rich table: names and reasons left-aligned, numbers right-aligned."""
-    rich = Table(title=table.title)
+    rich = Table(title=Text(table.title))
     for name in table.header:
         left = name in _TEXT_COLUMNS
         wrap = name in ("reason", "questions")
-        rich.add_column(name, justify="left" if left else "right", no_wrap=not wrap)
+        rich.add_column(Text(name), justify="left" if left else "right", no_wrap=not wrap)
     for row in table.rows:
-        rich.add_row(*row)
+        rich.add_row(*(Text(cell) for cell in row))  # data, never console markup
     return rich
 
 
 def to_markdown(header: Sequence[str], rows: Rows) -> str:
     """A GitHub-flavoured markdown table; ``|`` in cells escaped."""
-    lines = ["| " + " | ".join(_md(h) for h in header) + " |"]
+    lines = ["| " + " | ".join(markdown_text(h) for h in header) + " |"]
     lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
-    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_text(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -193,7 +194,7 @@ def write_comparison(comparison: RetrieverComparison, out_dir: Path) -> list[Pat
     }
     written = []
     for name, frame in frames.items():
-        frame.to_csv(out_dir / name, index=False)
+        spreadsheet_safe(frame).to_csv(out_dir / name, index=False)
         written.append(out_dir / name)
     (out_dir / "comparison.md").write_text(comparison_markdown(comparison), encoding="utf-8")
     return [*written, out_dir / "comparison.md"]
@@ -234,7 +235,3 @@ def _p(value: Any) -> str:
     if value is None or pd.isna(value):
         return MISSING
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
-
-
-def _md(text: str) -> str:
-    return str(text).replace("|", r"\|").replace("\n", " ")

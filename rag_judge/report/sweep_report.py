@@ -25,6 +25,7 @@ from rag_judge.report.sweep_html import MISSING, cost_totals, render_sweep_html
 from rag_judge.report.sweep_models import models_sentence, self_judging_warning
 from rag_judge.report.sweep_plot import RETRIEVAL_PLOTTED, sweep_png
 from rag_judge.report.sweep_reading import read_sides
+from rag_judge.report.tables import markdown_text, spreadsheet_safe
 
 FILES = {
     "per_question.parquet": "one row per question × k (values, statuses, answers, cost)",
@@ -107,37 +108,42 @@ def render_summary_markdown(
     """
     frame = result.per_question
     n = frame["question_id"].nunique()
-    lines = [f"# {title or 'k-sweep'}", ""]
+    lines = [f"# {markdown_text(title or 'k-sweep')}", ""]
     lines += [
         f"{models_sentence(result)}, k = {', '.join(str(k) for k in result.ks)}, "
         f"{n} question{'s' * (n != 1)}.",
         "",
     ]
     if (warning := self_judging_warning(result)) is not None:
-        lines += [f"> **Warning:** {_md(warning)}", ""]
+        lines += [f"> **Warning:** {markdown_text(warning)}", ""]
     if result.judge_mode_note:
-        lines += [f"> {_md(result.judge_mode_note)}.", ""]
+        lines += [f"> {markdown_text(result.judge_mode_note)}.", ""]
     if best is not None:
         significance = "significantly" if best.significant else "not significantly"
         lines += [
             f"**Best k: {best.k}** by `{best.objective}` ({significance} better than its "
             "neighbours).",
             "",
-            _md(best.sentence),
+            markdown_text(best.sentence),
             "",
         ]
     if sides:
-        lines += [f"- {_md(sentence)}" for sentence in sides] + [""]
+        lines += [f"- {markdown_text(sentence)}" for sentence in sides] + [""]
     if objective.note:
-        lines += [f"> {_md(objective.note)}", ""]
+        lines += [f"> {markdown_text(objective.note)}", ""]
     columns = [c for c in [objective.used] if c and "*" in c] + main_metrics(result)
     lines += ["## Mean per k", "", *_markdown_table(summary, columns, best), ""]
     lines += ["## Not applicable", ""]
-    lines += [f"- {m}: {_md(why)}" for m, why in sorted(result.skipped.items())] or ["- none"]
+    lines += [f"- {m}: {markdown_text(why)}" for m, why in sorted(result.skipped.items())] or [
+        "- none"
+    ]
     if result.uncovered:
         ids = sorted(result.uncovered)
         shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
-        lines += ["", f"{len(ids)} questions left out of the text_* measures: {_md(shown)}."]
+        lines += [
+            "",
+            f"{len(ids)} questions left out of the text_* measures: {markdown_text(shown)}.",
+        ]
     lines += ["", _cost_line(result, frame)]
     lines += ["", "## Files (in this folder)", ""]
     lines += [f"- `{name}`: {FILES[name]}" if name in FILES else f"- `{name}`" for name in files]
@@ -175,11 +181,6 @@ def _markdown_table(summary: pd.DataFrame, columns: Sequence[str], best: BestK |
     return lines
 
 
-def _md(text: str) -> str:
-    """Text safe in markdown: no emphasis from ``*``, no table breaks from ``|``."""
-    return text.replace("*", r"\*").replace("|", r"\|")
-
-
 def write_sweep_report(
     result: SweepResult,
     out_dir: Path,
@@ -215,7 +216,7 @@ def write_sweep_report(
     sides = read_sides(shown, best.k) if best is not None else []
     frame = result.per_question
     frame.to_parquet(paths["per_question.parquet"], index=False)
-    frame.to_csv(paths["per_question.csv"], index=False, lineterminator="\n")
+    spreadsheet_safe(frame).to_csv(paths["per_question.csv"], index=False, lineterminator="\n")
     summary.to_csv(paths["summary.csv"], index=False, lineterminator="\n")
     retrieval = [m for m in RETRIEVAL_PLOTTED if m in frame.columns]
     judges = [c for c in [chosen.used] if c and "*" in c] + list(result.metrics)

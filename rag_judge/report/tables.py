@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 from collections.abc import Sequence
 
+import pandas as pd
 from rich.table import Table
+from rich.text import Text
 
 from rag_judge.jobs.score.result import MetricSummary
 from rag_judge.retrieval.compare import RunComparison
@@ -66,13 +69,37 @@ def comparison_table(comparison: RunComparison) -> tuple[list[str], Rows]:
 
 
 def to_rich(header: Sequence[str], rows: Rows, *, title: str | None = None) -> Table:
-    """A rich table with numeric columns right-aligned."""
-    table = Table(title=title, show_lines=False)
+    """A rich table with numeric columns right-aligned; every cell and the title shown as
+    text, never read as console markup (an id such as ``[/bold]`` is data)."""
+    table = Table(title=None if title is None else Text(title), show_lines=False)
     for i, name in enumerate(header):
-        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=True)
+        table.add_column(Text(name), justify="left" if i == 0 else "right", no_wrap=True)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))
     return table
+
+
+def markdown_text(text: str) -> str:
+    """Data made safe in Markdown (a table cell, a line of prose): one line, no emphasis from
+    ``*``, no table break from ``|``, and no raw HTML (``<``, ``>`` and ``&`` as entities)."""
+    escaped = html.escape(str(text), quote=False).replace("*", r"\*").replace("|", r"\|")
+    return " ".join(escaped.split())
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose text cells cannot run as spreadsheet formulas: a cell that starts with
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (OWASP's advice
+    for CSV files opened in Excel or LibreOffice). Numbers are left alone."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(
+                lambda v: "'" + v if isinstance(v, str) and v[:1] in _FORMULA_STARTS else v
+            )
+    return out
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def to_csv(header: Sequence[str], rows: Rows) -> str:

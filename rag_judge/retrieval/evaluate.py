@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from rag_judge.core.errors import InputError, NothingToEvaluateError
-from rag_judge.retrieval.frames import qrels_from_frame, run_from_frame
+from rag_judge.retrieval.frames import MAX_GRADE, qrels_from_frame, run_from_frame
 from rag_judge.retrieval.measure import Measure, parse_measures
 from rag_judge.retrieval.measures import compute_measure
 from rag_judge.retrieval.ranking import (
@@ -128,7 +128,7 @@ def _prepare_qrels(qrels: Qrels | pd.DataFrame) -> PreparedQrels:
                 source=f"qrels query '{qid}'",
             )
         grades = Counter(docs.values())
-        if not all(type(g) is int for g in grades):
+        if not all(type(g) is int and abs(g) <= MAX_GRADE for g in grades):
             docs = {str(d): _grade(g, qid, d) for d, g in docs.items()}
             grades = Counter(docs.values())
         judged[str(qid)] = docs
@@ -137,11 +137,15 @@ def _prepare_qrels(qrels: Qrels | pd.DataFrame) -> PreparedQrels:
 
 
 def _grade(value: Any, qid: object, doc: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    where: dict[str, Any] = {"source": f"qrels query '{qid}'", "field": "relevance"}
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"grade {value!r} of document '{doc}' is not an integer", **where)
+    if isinstance(value, float) and not value.is_integer():
+        raise InputError(f"grade {value!r} of document '{doc}' is not an integer", **where)
+    if abs(value) > MAX_GRADE:
         raise InputError(
-            f"grade {value!r} of document '{doc}' is not an integer",
-            source=f"qrels query '{qid}'",
-            field="relevance",
+            f"grade {value!r} of document '{doc}' is out of range (at most {MAX_GRADE} either way)",
+            **where,
         )
     return int(value)
 

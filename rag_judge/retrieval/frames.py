@@ -19,6 +19,11 @@ FILE_SUFFIX = " (file)"
 """Appended to ``source`` by the file readers: row labels are then file line numbers."""
 
 
+MAX_GRADE = 2**31 - 1
+"""The largest grade (in absolute value) qrels may give: trec_eval reads grades as C longs;
+beyond this a grade is a typo, and one beyond 2^63 cannot be ranked at all."""
+
+
 def pick_column(columns: Sequence[str], wanted: Sequence[str], *, what: str, source: str) -> str:
     """The first of ``wanted`` present in ``columns`` (case-insensitive), or a clear error."""
     lowered = {str(c).lower(): str(c) for c in columns}

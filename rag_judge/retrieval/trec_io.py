@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from rag_judge.core import json_text
 from rag_judge.core.errors import InputError
 from rag_judge.core.text_files import read_text
-from rag_judge.retrieval.frames import FILE_SUFFIX, qrels_from_frame, run_from_frame
+from rag_judge.retrieval.frames import FILE_SUFFIX, MAX_GRADE, qrels_from_frame, run_from_frame
 from rag_judge.retrieval.ranking import RunEntry, rank_documents
 
 RunDict = dict[str, dict[str, float]] | dict[str, list[str]]
@@ -86,8 +87,20 @@ def _first_data_line(text: str) -> str | None:
 
 
 def _looks_like_header(line: str) -> bool:
+    """A header names its columns (query_id, qid, query ...) and holds no number: a TREC line
+    whose first query id happens to be ``query`` still has its iteration and grade."""
     fields = [f.strip().lower() for f in line.replace(",", "\t").split("\t")]
+    if any(_is_number(f) for f in fields):
+        return False
     return any(f in ("query_id", "qid", "query-id", "query") for f in fields)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_delimited(path: Path, text: str) -> pd.DataFrame:
@@ -122,6 +135,13 @@ def _parse_trec_qrels(text: str, source: str) -> dict[str, dict[str, int]]:
             raise InputError(
                 f"'{grade_text}' is not an integer", source=source, line=number, field="grade"
             ) from None
+        if abs(grade) > MAX_GRADE:
+            raise InputError(
+                f"grade {grade_text} is out of range (at most {MAX_GRADE} either way)",
+                source=source,
+                line=number,
+                field="grade",
+            )
         docs = qrels.setdefault(qid, {})
         if doc in docs:
             raise InputError(
@@ -172,7 +192,7 @@ def _parse_trec_run(text: str, source: str) -> dict[str, dict[str, float]]:
 
 def _load_json(text: str, source: str) -> dict[str, object]:
     try:
-        data = json.loads(text)
+        data = json_text.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON: {error.msg}", source=source, line=error.lineno) from None
     if not isinstance(data, dict):

@@ -13,6 +13,7 @@ provider's own environment variables (``OPENAI_API_KEY`` ...).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -206,6 +207,24 @@ def _convert(name: str, value: Any, *, source: str) -> Any:
         raise InputError(
             f"{value!r} is not a valid {kind.__name__}", source=source, field=name
         ) from None
+    if kind is float and not math.isfinite(converted):
+        raise InputError(f"must be a finite number, got {value!r}", source=source, field=name)
+    if kind is int and isinstance(value, float) and not value.is_integer():
+        raise InputError(f"must be a whole number, got {value!r}", source=source, field=name)
     if kind in (int, float) and converted <= 0:
         raise InputError(f"must be positive, got {value!r}", source=source, field=name)
+    if name in _LIMITS and converted > _LIMITS[name]:
+        raise InputError(
+            f"must be at most {_LIMITS[name]:g}, got {value!r}", source=source, field=name
+        )
     return converted
+
+
+_LIMITS: dict[str, float] = {
+    "timeout": 86_400.0,
+    "max_attempts": 100,
+    "concurrency": 10_000,
+    "threads": 4_096,
+}
+"""Upper bounds of the numeric settings: beyond them a value is a mistake (a day-long timeout
+per attempt hangs a run on a dead server; 10^9 concurrent calls exhaust the machine)."""

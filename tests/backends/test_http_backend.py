@@ -143,6 +143,22 @@ def test_key_is_sent_only_as_a_header(
     assert KEY not in caplog.text
 
 
+def test_credentials_in_the_base_url_are_sent_as_basic_auth_and_shown_nowhere(
+    fake_openai: FakeOpenAIServer,  # noqa: F811
+    no_openai_env: pytest.MonkeyPatch,
+) -> None:
+    with_credentials = fake_openai.base_url.replace("http://", "http://me:p%40ss@")
+    backend = HTTPChat("m", base_url=with_credentials)
+    assert backend.endpoint == fake_openai.base_url  # no user or password kept in it
+    assert "p%40ss" not in repr(backend)
+    asyncio.run(backend.complete(ask()))  # aiohttp refused such a URL beside a header
+    [(_, _, headers)] = fake_openai.requests
+    assert headers["authorization"] == "Basic bWU6cEBzcw=="  # me:p@ss
+    no_openai_env.setenv("OPENAI_API_KEY", KEY)
+    with pytest.raises(BackendUnavailable, match="carries a user name and password, and an API"):
+        HTTPChat("m", base_url=with_credentials)  # two Authorization headers: say so at once
+
+
 def test_request_body_matches_the_openai_wire_format(
     fake_openai: FakeOpenAIServer,  # noqa: F811
 ) -> None:

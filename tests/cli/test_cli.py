@@ -168,3 +168,45 @@ def test_input_errors_come_before_any_progress(
     assert message in run.output
     assert run.output.startswith("error: "), run.output  # no progress line above it
     assert not (tmp_path / "out").exists()
+
+
+def test_data_that_looks_like_console_markup_is_printed_as_text(tmp_path: Path) -> None:
+    qrels, run_file = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("[/bold] 0 d1 1\n[red]x 0 d2 1\n")
+    run_file.write_text("[/bold] Q0 d1 1 1.0 r\n[red]x Q0 d3 1 1.0 r\n")
+    code, out, err = run("retrieval", str(qrels), str(run_file), "-m", "P_1", "-q")
+    assert code == 0, err
+    assert "[/bold]" in out
+    assert "[red]x" in out
+
+
+@pytest.mark.parametrize(
+    ("grade", "measure", "message"),
+    [
+        ("2000", "ndcg_exp@10", "grade 2000 is too large for ndcg_exp@10"),  # was NaN
+        ("99999999999999999999", "ndcg@10", "out of range"),  # was an OverflowError
+    ],
+)
+def test_extreme_grades_are_one_line_never_nan(
+    tmp_path: Path, grade: str, measure: str, message: str
+) -> None:
+    qrels, run_file = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text(f"q1 0 d1 {grade}\nq1 0 d2 1\n")
+    run_file.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n")
+    code, out, err = run("retrieval", str(qrels), str(run_file), "-m", measure, "--format", "json")
+    assert code == 2
+    assert message in err
+    assert "NaN" not in out
+
+
+def test_a_tab_separated_trec_file_whose_first_query_is_named_query_has_no_header(
+    tmp_path: Path,
+) -> None:
+    qrels, run_file = tmp_path / "qrels.tsv", tmp_path / "run"
+    qrels.write_text("query\t0\td1\t1\nq2\t0\td2\t1\n")
+    run_file.write_text("query Q0 d1 1 1.0 r\nq2 Q0 d2 1 1.0 r\n")
+    code, out, err = run(
+        "retrieval", str(qrels), str(run_file), "-m", "P_1", "-q", "--format", "csv"
+    )
+    assert code == 0, err
+    assert "query,1.0" in out.replace("1.0000", "1.0")

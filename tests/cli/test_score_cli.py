@@ -77,7 +77,11 @@ def test_score_writes_results_and_prints_a_summary(
     records = [json.loads(line) for line in lines]
     assert [r["id"] for r in records] == ["0", "1"]
     first, second = records[0]["results"], records[1]["results"]
-    assert set(first) == {"faithfulness", "answer_relevancy", "completeness", "context_recall"}
+    assert set(first) == {
+        "faithfulness", "answer_relevancy", "completeness", "context_recall", "exact_match",
+        "answer_f1",
+    }  # fmt: skip
+    assert first["exact_match"]["calls"] == first["answer_f1"]["calls"] == 0  # no model call
     assert first["faithfulness"]["value"] == 1.0
     assert first["answer_relevancy"]["value"] == pytest.approx(1.0)
     assert second["completeness"] == first["completeness"] | {
@@ -222,6 +226,34 @@ def test_an_interrupted_score_keeps_its_finished_rows_and_resumes_from_the_cache
     assert asked_about_first_row() == first_row_calls  # the first row: all from the cache
 
 
+def test_sigterm_stops_score_like_ctrl_c_keeping_the_finished_rows(
+    served: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import os
+    import signal
+
+    import rag_judge.jobs.score.run as run_module
+
+    real = run_module._judge_sample
+    judged: list[str] = []
+
+    async def terminated_at_the_second_row(sample: Any, *args: Any) -> Any:
+        if judged:
+            os.kill(os.getpid(), signal.SIGTERM)  # what a CI cancellation sends
+            await asyncio.sleep(30)
+        judged.append(sample.id)
+        return await real(sample, *args)
+
+    monkeypatch.setattr(run_module, "_judge_sample", terminated_at_the_second_row)
+    stopped = score(tmp_path, served, "--concurrency", "1")
+    assert stopped.exit_code == 143, stopped.output
+    assert "terminated: finished model calls are in the response cache" in stopped.output
+    kept = (tmp_path / "out.jsonl.partial").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["question"] for line in kept] == ["When was it built?"]
+    assert signal.getsignal(signal.SIGTERM) is not None  # the handler is put back after
+
+
 def test_a_run_where_every_call_fails_exits_3_and_says_why(
     served: FakeOpenAIServer, tmp_path: Path
 ) -> None:
@@ -233,6 +265,14 @@ def test_a_run_where_every_call_fails_exits_3_and_says_why(
     rows = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
     statuses = [json.loads(line)["results"]["faithfulness"]["status"] for line in rows]
     assert statuses == ["backend_error", "backend_error"]  # written all the same
+
+
+def test_reference_matches_do_not_hide_a_run_that_judged_nothing(
+    served: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    served.default_behaviour = "401"
+    run = score(tmp_path, served, "--metrics", "faithfulness,exact_match,answer_f1")
+    assert run.exit_code == 3, run.output  # exact match scored rows, with no model: not judging
 
 
 def test_a_run_with_one_row_scored_exits_0(served: FakeOpenAIServer, tmp_path: Path) -> None:
@@ -295,3 +335,110 @@ def test_gate_mistakes_fail_before_any_model_call(
     assert run.exit_code == 2, run.output
     assert message in run.output
     assert served.total_calls == 0
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [("-", "'-' is not standard output here"), ("out.csv", "the output is JSON Lines, not .csv")],
+)
+def test_an_output_that_promises_another_format_is_refused(
+    served: FakeOpenAIServer, tmp_path: Path, output: str, message: str
+) -> None:
+    run = score(tmp_path, served, "--metrics", "faithfulness", "-o", str(tmp_path / output)
+                if output != "-" else "-")  # fmt: skip
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    assert served.total_calls == 0
+
+
+def test_a_baseline_that_is_not_a_score_file_fails_before_any_model_call(
+    served: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    rows = tmp_path / "not_scores.jsonl"
+    rows.write_text('{"id": "0", "question": "Q?"}\n')
+    args = ["--metrics", "faithfulness", "--baseline", str(rows), "--fail-if-worse"]
+    run = score(tmp_path, served, *args)
+    assert run.exit_code == 2, run.output
+    assert "is not a score file of these metrics" in run.output
+    assert served.total_calls == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # --junit onto the baseline would replace the baseline with XML and pass the gate.
+        (["--baseline", "{base}", "--fail-if-worse", "--junit", "{base}"],
+         "--junit would overwrite --baseline"),
+        (["--junit", "{out}"], "--junit and -o are the same file"),
+        (["--junit", "{out}.partial"], "the partial results and --junit are the same file"),
+    ],
+)  # fmt: skip
+def test_no_file_a_command_writes_is_one_it_reads_or_writes_twice(
+    served: FakeOpenAIServer, tmp_path: Path, args: list[str], message: str
+) -> None:
+    first = score(tmp_path, served, "--metrics", "faithfulness")
+    assert first.exit_code == 0, first.output
+    base = tmp_path / "base.jsonl"
+    base.write_bytes((tmp_path / "out.jsonl").read_bytes())
+    calls = served.total_calls
+    filled = [a.format(base=base, out=tmp_path / "out.jsonl") for a in args]
+    run = score(tmp_path, served, "--metrics", "faithfulness", *filled)
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    assert served.total_calls == calls
+    assert base.read_bytes() == (tmp_path / "out.jsonl").read_bytes()  # untouched
+
+
+def test_a_cache_locked_by_another_process_costs_the_cache_not_the_results(
+    served: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from rag_judge.backends import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "BUSY_SECONDS", 0.2)
+    first = score(tmp_path, served, "--metrics", "completeness")  # creates the cache file
+    assert first.exit_code == 0, first.output
+    path = next((tmp_path / "cache").rglob("*.sqlite"))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process's write lock, held throughout
+    try:
+        run = score(tmp_path, served, "--metrics", "faithfulness", "--concurrency", "1")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert run.exit_code == 0, run.output
+    rows = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(r)["results"]["faithfulness"]["status"] for r in rows] == ["ok", "ok"]
+    assert "not cached (database is locked): a re-run asks for them again" in run.output
+
+
+def test_a_full_disk_is_one_line_and_keeps_the_partial_rows(
+    served: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from rag_judge.jobs.score import result as result_module
+
+    def full(path: Path, lines: Any) -> Path:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(result_module, "write_lines", full)  # the final write only
+    run = score(tmp_path, served, "--metrics", "faithfulness")
+    assert run.exit_code == 2, run.output
+    assert "error: No space left on device: " in run.output
+    assert "Traceback" not in run.output
+    kept = (tmp_path / "out.jsonl.partial").read_text(encoding="utf-8").splitlines()
+    assert len(kept) == 2  # both judged rows
+
+
+def test_a_ray_client_address_without_the_client_extra_is_one_line(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"id": "1", "question": "Q?", "answer": "A", "reference": "A"}\n')
+    args = ["score", str(rows), "-o", str(tmp_path / "out.jsonl"), "--metrics", "exact_match"]
+    run = CliRunner().invoke(
+        main, [*args, "--executor", "ray://127.0.0.1:1"], env={"RAG_JUDGE_CACHE_DIR": str(tmp_path)}
+    )
+    assert run.exit_code == 2, run.output
+    assert "error: cannot start Ray at ray://127.0.0.1:1:" in run.output
+    assert run.exception is None or isinstance(run.exception, SystemExit)

@@ -141,6 +141,12 @@ def test_callable_failures_name_the_question() -> None:
 
     with pytest.raises(ExternalRagError, match=r"broken failed on question 'q1'.*index offline"):
         external_sweep(CallableRag(broken))
+
+    def exits(question: str, k: int) -> list[str]:
+        sys.exit(0)  # ended the sweep with status 0 and no files
+
+    with pytest.raises(ExternalRagError, match=r"exits called sys\.exit\(0\) on question 'q1'"):
+        external_sweep(CallableRag(exits))
     with pytest.raises(InputError, match=r"row q1, field 'contexts\[1\]': a passage is a string"):
         external_sweep(CallableRag(lambda q, k: ["fine", 42]))
     with pytest.raises(InputError, match=r"field 'contexts': must be a list of passages, got str"):

@@ -103,7 +103,7 @@ def test_summary_csv_is_the_sweep_summary(toy: SweepResult, written: SweepReport
         dtype={"mean": "Float64", "ci_low": "Float64", "ci_high": "Float64"},
     )
     pd.testing.assert_frame_equal(back, expected, check_dtype=False)
-    assert len(back) == 4 * 15  # 4 ks x (11 retrieval measures + 4 judges)
+    assert len(back) == 4 * 17  # 4 ks x (11 retrieval measures + 4 judges + 2 reference matches)
 
 
 def test_the_plot_is_a_png_of_the_figure_size_without_a_software_tag(
@@ -179,15 +179,22 @@ def test_the_markdown_names_the_best_k_and_tabulates_the_means(toy: SweepResult)
     table = lines.index("## Mean per k") + 2
     assert lines[table : table + 6] == [
         "| k | `faithfulness*completeness` | doc_recall | doc_ndcg | text_recall "
-        "| text_joint_recall | faithfulness | answer_relevancy | completeness | context_recall |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| text_joint_recall | faithfulness | answer_relevancy | completeness | exact_match "
+        "| answer_f1 | context_recall |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         # k = 1: only q2 finds its document; q1's faithfulness is unscored (no claims), so
         # faithfulness and the product average q2 alone; relevancy is the scripted cosine.
-        "| **1** | 1.000 | 0.500 | 0.500 | 0.500 | 0.500 | 1.000 | 0.612 | 0.500 | 0.500 |",
+        # "The capital is Tokyo." against "Tokyo": exact match 0, SQuAD F1 2(1/3)(1)/(4/3) = 0.5;
+        # q1's "I do not know." scores 0 on both.
+        "| **1** | 1.000 | 0.500 | 0.500 | 0.500 | 0.500 | 1.000 | 0.612 | 0.500 | 0.000 "
+        "| 0.250 | 0.500 |",
         # k >= 2: nDCG = (1/log2(3) + 1) / 2 = 0.815 (q1's document at rank 2).
-        "| 2 | 1.000 | 1.000 | 0.815 | 1.000 | 1.000 | 1.000 | 0.612 | 1.000 | 1.000 |",
-        "| 3 | 1.000 | 1.000 | 0.815 | 1.000 | 1.000 | 1.000 | 0.612 | 1.000 | 1.000 |",
-        "| 4 | 1.000 | 1.000 | 0.815 | 1.000 | 1.000 | 1.000 | 0.612 | 1.000 | 1.000 |",
+        "| 2 | 1.000 | 1.000 | 0.815 | 1.000 | 1.000 | 1.000 | 0.612 | 1.000 | 0.000 | 0.500 "
+        "| 1.000 |",
+        "| 3 | 1.000 | 1.000 | 0.815 | 1.000 | 1.000 | 1.000 | 0.612 | 1.000 | 0.000 | 0.500 "
+        "| 1.000 |",
+        "| 4 | 1.000 | 1.000 | 0.815 | 1.000 | 1.000 | 1.000 | 0.612 | 1.000 | 0.000 | 0.500 "
+        "| 1.000 |",
     ]
     assert "## Not applicable\n\n- none\n" in text
     assert all(f"- `{name}`: " in text for name in FILES)

@@ -85,3 +85,26 @@ def test_threads_is_a_positive_setting() -> None:
     assert load_settings(env={"RAG_JUDGE_THREADS": "1"}).threads == 1
     with pytest.raises(InputError, match="must be positive"):
         load_settings({"threads": 0}, env={})
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "message"),
+    [
+        ("TIMEOUT", "nan", "must be a finite number"),  # NaN turned the timeout off
+        ("TIMEOUT", "inf", "must be a finite number"),
+        ("TIMEOUT", "1e9", "must be at most 86400"),
+        ("MAX_ATTEMPTS", "0", "must be positive"),
+        ("MAX_ATTEMPTS", "1000", "must be at most 100"),
+        ("CONCURRENCY", "-3", "must be positive"),
+        ("THREADS", "1.5", "is not a valid int"),
+    ],
+)
+def test_numeric_settings_are_finite_and_in_range(name: str, raw: str, message: str) -> None:
+    with pytest.raises(InputError, match=rf"RAG_JUDGE_{name}.*{message}"):
+        load_settings(env={f"RAG_JUDGE_{name}": raw})
+
+
+def test_a_whole_float_is_taken_for_an_int_setting() -> None:
+    assert load_settings({"concurrency": 4.0}).concurrency == 4
+    with pytest.raises(InputError, match="must be a whole number"):
+        load_settings({"concurrency": 4.5})

@@ -9,12 +9,13 @@ from the response cache without redoing the finished rows' model calls.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from types import TracebackType
 
 from rag_judge.jobs.score.result import SampleResult, record_line
-from rag_judge.runtime.atomic import write_lines
+from rag_judge.runtime.atomic import is_device, write_lines
 
 
 def partial_path(output: Path) -> Path:
@@ -27,6 +28,8 @@ class PartialResults:
 
     def __init__(self, output: Path, *, every: float = 2.0) -> None:
         self.path = partial_path(output)
+        self.kept = not is_device(output)
+        """False for an output that is a device (``-o /dev/null``): no ``/dev/null.partial``."""
         self.every = every
         self._lines: dict[str, str] = {}
         self._new = False
@@ -41,7 +44,7 @@ class PartialResults:
 
     def flush(self) -> None:
         """Write every row finished so far (nothing when none is new)."""
-        if self._new:
+        if self._new and self.kept:
             write_lines(self.path, self._lines.values())
             self._new = False
         self._last = time.monotonic()
@@ -57,6 +60,8 @@ class PartialResults:
     ) -> None:
         """Finished: the partial file goes (OUTPUT has everything). Stopped: it is kept."""
         if kind is None:
-            self.path.unlink(missing_ok=True)
-        else:
-            self.flush()
+            if self.kept:
+                self.path.unlink(missing_ok=True)
+            return
+        with contextlib.suppress(OSError):  # a full disk: the last partial file stays whole,
+            self.flush()  # and the error that stopped the run is the one to report

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
+from rag_judge.core import json_text
 from rag_judge.core.errors import InputError, RagJudgeError
 from rag_judge.data.eval_sets import EvalQuery
 
@@ -158,6 +159,11 @@ class CallableRag:
             raise ExternalRagError(
                 f"{self.name} failed on question {query.id!r}: {error!r}"
             ) from error
+        except SystemExit as stop:  # sys.exit() in the user's code must not end the sweep as done
+            raise ExternalRagError(
+                f"{self.name} called sys.exit({stop.code!r}) on question {query.id!r}; a RAG "
+                "under test must return its passages (or raise), not exit"
+            ) from None
         return Retrieval(to_passages(result, question_id=query.id, k=k, source=self.name))
 
 
@@ -211,7 +217,7 @@ class JsonlRag:
     def _add(self, number: int, raw: str) -> None:
         where: dict[str, Any] = {"source": self.name, "line": number}
         try:
-            record = json.loads(raw)
+            record = json_text.loads(raw)
         except json.JSONDecodeError as error:
             raise InputError(f"not valid JSON ({error.msg})", **where) from error
         if not isinstance(record, dict):

@@ -11,7 +11,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from rag_judge.core import json_text
 from rag_judge.core.errors import InputError
+from rag_judge.core.redact import redact_url, redact_urls
 from rag_judge.data.eval_sets import EvalQuery
 from rag_judge.pipeline.external.base import (
     DEFAULT_CONCURRENCY,
@@ -36,7 +38,8 @@ class HttpRag:
         concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
         self.url = url
-        self.name = url
+        self.name = redact_url(url)
+        """The URL as shown (reports, errors): without a password or token in it."""
         self.timeout = timeout
         self.concurrency = concurrency
 
@@ -76,12 +79,14 @@ class HttpRag:
         for n in (n for n in ks if n != k):
             passages, answers_n = await self._post(session, query, n)
             if answers_n is None:
-                raise InputError(f"answered for k={k} but not k={n}", source=self.url, row=query.id)
+                raise InputError(
+                    f"answered for k={k} but not k={n}", source=self.name, row=query.id
+                )
             if [p.text for p in passages] != [p.text for p in top[:n]]:
                 raise InputError(
                     f"its top {n} is not the first {n} of its top {k}; the sweep judges each "
                     f"k's answer against the first k of the top {k}",
-                    source=self.url,
+                    source=self.name,
                     row=query.id,
                 )
             answers[n] = answers_n
@@ -92,28 +97,30 @@ class HttpRag:
     ) -> tuple[tuple[Passage, ...], str | None]:
         import aiohttp
 
-        where: dict[str, Any] = {"source": self.url, "row": query.id}
+        where: dict[str, Any] = {"source": self.name, "row": query.id}
         try:
             async with session.post(self.url, json={"question": query.question, "k": k}) as reply:
                 body = await reply.read()
                 if not 200 <= reply.status < 300:
                     excerpt = body[:200].decode("utf-8", errors="replace")
                     raise ExternalRagError(
-                        f"{self.url} answered HTTP {reply.status} for question {query.id!r} "
+                        f"{self.name} answered HTTP {reply.status} for question {query.id!r} "
                         f"(k={k}): {excerpt}"
                     )
         except TimeoutError:
             raise ExternalRagError(
-                f"{self.url} gave no reply within {self.timeout:g} s (question {query.id!r})"
+                f"{self.name} gave no reply within {self.timeout:g} s (question {query.id!r})"
             ) from None
         except aiohttp.ClientError as error:
-            raise ExternalRagError(f"{self.url} is unreachable: {error}") from error
+            raise ExternalRagError(
+                f"{self.name} is unreachable: {redact_urls(str(error))}"
+            ) from None
         try:
-            data = json.loads(body)
+            data = json_text.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise InputError(f"the reply is not JSON: {body[:80]!r}", **where) from error
         if not isinstance(data, dict):
             raise InputError("the reply must be a JSON object with 'contexts'", **where)
-        passages = to_passages(data.get("contexts"), question_id=query.id, k=k, source=self.url)
+        passages = to_passages(data.get("contexts"), question_id=query.id, k=k, source=self.name)
         answer = data.get("answer")
         return passages, None if answer is None else answer_text(answer, field="answer", **where)

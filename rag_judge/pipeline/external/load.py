@@ -34,16 +34,18 @@ from rag_judge.pipeline.external.base import CallableRag, ExternalRag, JsonlRag
 _CALLABLE_SPEC: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
-def load_external_rag(spec: str) -> ExternalRag:
-    """An external RAG from ``module:function``, a ``.jsonl`` path or an ``http(s)://`` URL.
+def load_external_rag(spec: str, *, timeout: float | None = None) -> ExternalRag:
+    """An external RAG from ``module:function``, a ``.jsonl`` path or an ``http(s)://`` URL;
+    ``timeout``: seconds an endpoint may take per request (default: the endpoint's own 60).
 
     Raises:
         InputError: the spec matches none of these, or names what cannot be loaded.
     """
     if spec.startswith(("http://", "https://")):
+        from rag_judge.pipeline.external.base import DEFAULT_TIMEOUT
         from rag_judge.pipeline.external.http import HttpRag
 
-        return HttpRag(spec)
+        return HttpRag(spec, timeout=timeout or DEFAULT_TIMEOUT)
     if spec.lower().endswith(".jsonl"):
         return JsonlRag(spec)
     if _CALLABLE_SPEC.fullmatch(spec):

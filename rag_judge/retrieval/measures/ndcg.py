@@ -16,15 +16,27 @@ from __future__ import annotations
 
 import numpy as np
 
+from rag_judge.core.errors import InputError
 from rag_judge.retrieval.measure import Measure
 from rag_judge.retrieval.measures._common import rank_discounts, safe_divide
 from rag_judge.retrieval.ranking import FloatArray, RankedGrades
+
+MAX_EXP_GRADE = 1000
+"""The largest grade ``ndcg_exp`` takes: 2^1023 is a float's largest power of two, and a sum of
+such gains must stay finite (else nDCG would be inf / inf = NaN)."""
 
 
 def level_gains(levels: np.ndarray, measure: Measure) -> FloatArray:
     """Gain of each grade level for this measure (see the module docstring)."""
     values = levels.astype(np.float64)
     if measure.family == "ndcg_exp":
+        if values.size and values.max() > MAX_EXP_GRADE:
+            raise InputError(
+                f"grade {int(values.max())} is too large for {measure.name}: its gain "
+                f"2^grade - 1 is beyond a float at grades over {MAX_EXP_GRADE}; use ndcg "
+                "(gain = grade) or a gain map such as ndcg[1=1,2=3]",
+                field="relevance",
+            )
         return np.power(2.0, values) - 1.0
     if measure.gains:
         custom = dict(measure.gains)
