@@ -29,6 +29,7 @@ Files = dict[str, str]
 
 DEFAULT_SOURCE = Path("/work/shared/data")
 DEFAULT_OUT = Path(__file__).resolve().parent
+SHORT = "cmrc_short_answers"
 CMRC_COMMIT = "c0eb1b6ba219847457e6af3180da722bbeb656af"
 CRAN_COMMIT = "4ea1b8e02da1db64b68b0364d50620b3c95528dc"
 QRELS_FIELDS = "query_id, doc_id, relevance (tab-separated, header line)"
@@ -419,16 +420,46 @@ FIELDS = {
         "queries.jsonl": "query_id, question, answers (deduplicated, non-empty), type",
         "qrels.tsv": QRELS_FIELDS + "; relevance 1, one paragraph per question",
     },
+    SHORT: {
+        "samples.jsonl": "id, question, contexts, answer, reference, references, language, "
+        "metadata (kind, split, cmrc_id, answer_from)",
+        "labels.jsonl": "id, label, label_kind, source_label (right | wrong:KIND)",
+    },
     "cranfield": {
         "corpus.jsonl": "doc_id (1..1400), title (.T), text (.W, repeats the title)",
         "queries.jsonl": "query_id (1..225), question, answers (always []), type, source_id",
         "qrels.tsv": QRELS_FIELDS + "; relevance 0..4 = 5 - Cleverdon code (-1 -> 0)",
     },
 }
+
+
+def build_cmrc_short_answers(source: Path) -> tuple[Files, Row]:
+    """The cmrc_short_answers calibration set (see ``eval_sets/short_answers.py``)."""
+    from short_answers import build_short_answers  # beside this script
+
+    licence = _cmrc_licence(source).replace("# Licence of cmrc2018_zh", "# Licence of " + SHORT)
+    licence = licence.replace(
+        "Changes made by rag_judge (eval_sets/build.py): the SQuAD-style JSON was split into a "
+        "corpus (paragraphs), queries (questions with their answers deduplicated, in a "
+        "rotating round-robin order over paragraphs, plus a heuristic question-type label) "
+        "and qrels (the paragraph each question was asked on); answer offsets were dropped. "
+        "No text was edited.",
+        "Changes made by rag_judge (eval_sets/build.py, eval_sets/short_answers.py): questions "
+        "were paired with their reference span and with a wrong answer made from the data "
+        "(another question's answer, the reference with one digit changed, or its Latin word "
+        "swapped for one from another paragraph); contexts are the paragraph and chunks of "
+        "other paragraphs. Paragraph and question text was not edited.",
+    )
+    return build_short_answers(source, licence)
+
+
 BUILDERS: dict[str, Callable[[Path], tuple[Files, Row]]] = {
     "cmrc2018_zh": build_cmrc,
     "cranfield": build_cranfield,
+    SHORT: build_cmrc_short_answers,
 }
+SOURCE_FOLDER = {SHORT: "cmrc2018_zh"}
+"""Sets built from another set's source folder."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -439,10 +470,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--only", choices=sorted(BUILDERS), action="append", help="one set")
     args = parser.parse_args(argv)
     for name in args.only or sorted(BUILDERS):
-        files, manifest = BUILDERS[name](args.source / name)
+        files, manifest = BUILDERS[name](args.source / SOURCE_FOLDER.get(name, name))
         write_set(args.out / name, files, manifest, FIELDS[name])
         counts = manifest["counts"]
-        print(f"{name}: {counts['documents']} documents, {counts['queries']} queries")
+        if "samples" in counts:
+            print(f"{name}: {counts['samples']} samples {counts['by_kind']}")
+        else:
+            print(f"{name}: {counts['documents']} documents, {counts['queries']} queries")
 
 
 if __name__ == "__main__":

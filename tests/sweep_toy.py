@@ -91,8 +91,9 @@ def respond(request: ChatRequest) -> str | float:
     prompt, user = request.prompt_id.split(".")[0], request.messages[-1].content
     if prompt == "claims/statement":
         return 0.0 if "know" in tagged(request, "sentence") else 1.0
-    if prompt == "claims/support":
-        word = tagged(request, "claim").rstrip(".").split()[-1]
+    if prompt in ("claims/support", "claims/answer"):  # a fragment is asked as an answer
+        tag = "answer" if prompt == "claims/answer" else "claim"
+        word = tagged(request, tag).rstrip(".").split()[-1]
         return 1.0 if any(word in p for p in tagged_passages(request)) else 0.0
     if prompt == "claims/contradict":
         return 0.0

@@ -153,6 +153,11 @@ def _parse_result(result: Any, id_: str, where: Where, path: str) -> JudgeRow:
     value = result.get("value")
     if value is not None and not _is_finite_number(value):
         raise where.error(f"expected a finite number or null, got {value!r}", f"{path}.value")
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise where.error(
+            f"a judge's value lies in [0, 1], got {value!r} (not a rag-judge score?)",
+            f"{path}.value",
+        )
     if (status == "ok") != (value is not None):
         problem = (
             "status 'ok' needs a value" if status == "ok" else f"status '{status}' has a value"

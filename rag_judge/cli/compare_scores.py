@@ -64,14 +64,16 @@ def compare_scores_command(
     from rag_judge.jobs.score_compare.comparison import compare_scores
     from rag_judge.jobs.score_compare.files import read_score_file
     from rag_judge.jobs.score_compare.gate import parse_bounds, run_gate
-    from rag_judge.report.score_compare import render_markdown, write_comparison
-    from rag_judge.runtime.outputs import check_output_file, check_output_folder
+    from rag_judge.report.score_compare import COMPARISON_FILES, render_markdown, write_comparison
+    from rag_judge.runtime.outputs import check_distinct, check_output_file, check_output_folder
 
     bounds = parse_bounds(fail_under) if fail_under is not None else None
     if output is not None:
         check_output_folder(output)
     if junit is not None:
-        check_output_file(junit, inputs=[base, new])
+        check_output_file(junit)
+    written = {f"-o {name}": output / name for name in COMPARISON_FILES} if output else {}
+    check_distinct({"BASE": base, "NEW": new}, {"--junit": junit, **written})
     before, after = read_score_file(base), read_score_file(new)
     comparison = compare_scores(
         before,

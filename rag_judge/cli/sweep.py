@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,8 @@ import click
 
 from rag_judge.cli.common import (
     JUDGE_NAMES,
+    NOTHING_JUDGED,
+    call_options,
     friendly_errors,
     json_mode_option,
     judge_mode_options,
@@ -85,6 +88,7 @@ from rag_judge.judges.work import JudgeMode
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
 @scale_out_options("questions")
+@call_options()
 @judge_mode_options
 @json_mode_option
 @friendly_errors
@@ -126,8 +130,9 @@ def sweep(
     from rag_judge.jobs.sweep.on_ray import sweep_on_ray
     from rag_judge.jobs.sweep.plan import parse_ks
     from rag_judge.judges import get_judges
+    from rag_judge.report.sweep_report import FILES as REPORT_FILES
     from rag_judge.report.sweep_report import write_sweep_report
-    from rag_judge.runtime.outputs import check_output_folder
+    from rag_judge.runtime.outputs import check_distinct, check_output_folder
     from rag_judge.runtime.settings import load_settings
 
     chosen = load_settings(settings)
@@ -137,6 +142,11 @@ def sweep(
     target = ray_target(executor, workers, batch, no_cache, chosen, generator=True)
     loaded = load_eval_set(eval_set)
     check_output_folder(output)
+    rag_file = Path(rag) if rag and not rag.startswith(("http://", "https://")) else None
+    check_distinct(
+        {"--rag": rag_file if rag_file is not None and rag_file.is_file() else None},
+        {f"-o {name}": output / name for name in (*REPORT_FILES, STATE_FILE)},
+    )
     if not no_cache:
         check_output_folder(chosen.cache_dir, what="cache directory")
     options: dict[str, Any] = {
@@ -189,3 +199,6 @@ def sweep(
         echo_stages(run.stages, state_path)
     report = write_sweep_report(result, output, title=f"{eval_set} k-sweep")
     click.echo(report.markdown_path.read_text(encoding="utf-8"))
+    if (reason := result.nothing_judged()) is not None:
+        click.echo(f"error: {reason}; the tables are written, but decide nothing", err=True)
+        sys.exit(NOTHING_JUDGED)

@@ -82,10 +82,20 @@ class RagSample(BaseModel):
     """The RAG system's answer (ragas: ``response``)."""
     reference: str | None = None
     """A reference (ground-truth) answer, when known."""
+    references: tuple[str, ...] = ()
+    """Other acceptable reference answers (CMRC 2018 and SQuAD give several per question):
+    exact match and F1 take the best over these and ``reference``; the judges read
+    ``reference`` alone."""
     language: str | None = None
     """Language of the prompts to use (``en``, ``zh``); detected from the question if None."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Other columns of the row, carried through to the results untouched."""
+
+    @property
+    def reference_answers(self) -> tuple[str, ...]:
+        """``reference`` and ``references``, each once, in order."""
+        given = ((self.reference,) if self.reference else ()) + self.references
+        return tuple(dict.fromkeys(given))
 
 
 class ClaimVerdict(BaseModel):

@@ -64,7 +64,9 @@ SAMPLES_FILE = "samples.jsonl"
 LABELS_FILE = "labels.jsonl"
 DATA_FILES = (SAMPLES_FILE, LABELS_FILE)
 """The files every calibration set has besides ``manifest.json`` and ``LICENSE.md``."""
-_SAMPLE_KEYS = ("id", "question", "contexts", "answer", "reference", "language", "metadata")
+_SAMPLE_KEYS = (
+    "id", "question", "contexts", "answer", "reference", "references", "language", "metadata",
+)  # fmt: skip
 _LABEL_KEYS = ("id", "label", "label_kind", "source_label")
 _MODIFIED = (
     "the file was modified; rebuild with eval_sets/build_calibration.py or update the manifest"
@@ -215,6 +217,13 @@ def _contexts(row: Mapping[str, Any], where: Where) -> tuple[str, ...] | None:
     return tuple(value)
 
 
+def _references(row: Mapping[str, Any], where: Where) -> tuple[str, ...]:
+    value = row.get("references", [])
+    if not isinstance(value, list) or not all(isinstance(c, str) and c.strip() for c in value):
+        raise bad("must be a list of non-blank strings", where, "references")
+    return tuple(value)
+
+
 def _read_samples(path: Path) -> tuple[RagSample, ...]:
     seen: dict[str, Where] = {}
     samples = []
@@ -231,6 +240,7 @@ def _read_samples(path: Path) -> tuple[RagSample, ...]:
                 contexts=_contexts(row, where),
                 answer=_string(row, "answer", where),
                 reference=_string(row, "reference", where, optional=True),
+                references=_references(row, where),
                 language=_string(row, "language", where, optional=True),
                 metadata=metadata,
             )

@@ -45,7 +45,7 @@ __all__ = [
     "samples_to_records",
 ]
 
-SAMPLE_FIELDS = ("id", "question", "contexts", "answer", "reference", "language")
+SAMPLE_FIELDS = ("id", "question", "contexts", "answer", "reference", "references", "language")
 """The fields of ``RagSample`` filled from columns, in output order (``metadata`` follows)."""
 
 COLUMN_ALIASES: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -55,10 +55,13 @@ COLUMN_ALIASES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "contexts": ("contexts", "retrieved_contexts"),
         "answer": ("answer", "response"),
         "reference": ("reference", "ground_truth", "reference_answer", "ground_truths"),
+        "references": ("references", "reference_answers"),
         "language": ("language", "lang"),
     }
 )
-"""Accepted column names per field. ragas v1 ``ground_truths`` (a list) is joined by newlines."""
+"""Accepted column names per field. ragas v1 ``ground_truths`` (a list) is joined by newlines:
+it lists facts a reference states. ``references`` lists alternative answers, any one of which
+is right (exact match and F1 take the best); without a ``reference`` its first is the reference."""
 
 
 _CONTENT_FIELDS = ("question", "contexts", "answer", "reference")
@@ -138,13 +141,26 @@ def _resolve_aliases(
 def _to_sample(where: Where, row: dict[str, Any], aliases: dict[str, tuple[str, ...]]) -> RagSample:
     values = {field: _pick(field, aliases[field], row, where) for field in SAMPLE_FIELDS}
     values["id"] = values["id"] or str(where.position)
-    return RagSample(**values, metadata=_metadata(row, aliases))
+    values["references"] = values["references"] or ()
+    if values["reference"] is None and values["references"]:
+        values["reference"] = values["references"][0]
+    return RagSample(**values, metadata=_metadata(row, aliases, where))
 
 
-def _metadata(row: dict[str, Any], aliases: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+MAX_DEPTH = 64
+"""How deeply a carried-through column may nest lists and objects: deeper is no metadata anyone
+means, and it would exhaust the stack wherever it is copied or written."""
+
+
+def _metadata(
+    row: dict[str, Any], aliases: dict[str, tuple[str, ...]], where: Where
+) -> dict[str, Any]:
     """The unclaimed columns; a ``metadata`` column holding a mapping is merged in."""
     claimed = {name for names in aliases.values() for name in names}
     extra = {key: value for key, value in row.items() if key not in claimed}
+    for key, value in extra.items():
+        if _depth(value) > MAX_DEPTH:
+            raise where.error(f"nested deeper than {MAX_DEPTH} levels", key)
     nested = extra.get("metadata")
     if isinstance(nested, Mapping):
         del extra["metadata"]
@@ -173,6 +189,8 @@ def _normalise(field: str, value: Any, column: str, where: Where) -> Any:
     value = _native(value)
     if field == "contexts":
         return _contexts(value, column, where)
+    if field == "references":
+        return _references(value, column, where)
     if field == "reference":
         return _joined(value, column, where)
     if field == "id" and isinstance(value, float) and value.is_integer():
@@ -198,6 +216,19 @@ def _contexts(value: Any, column: str, where: Where) -> tuple[str, ...] | None:
     if not _is_list(value):
         raise where.error(f"{_LIST_HINT}, got {describe(value)}", column)
     return tuple(_strings(value, column, where))
+
+
+def _references(value: Any, column: str, where: Where) -> tuple[str, ...] | None:
+    """Alternative reference answers: a list of strings (a JSON array in CSV) or one string;
+    blank ones are left out."""
+    items = _parse_list(value) if isinstance(value, str) else value
+    if isinstance(items, str) or items is None:
+        text = _text(items, column, where)
+        return (text,) if text else None
+    if not _is_list(items):
+        raise where.error(f"{_LIST_HINT}, got {describe(value)}", column)
+    kept = tuple(s for s in _strings(items, column, where) if s.strip())
+    return kept or None
 
 
 def _joined(value: Any, column: str, where: Where) -> str | None:
@@ -230,6 +261,24 @@ def _parse_list(text: str) -> list[Any] | None:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
     return parsed if isinstance(parsed, list) else None
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists, tuples and mappings (counted without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif _is_list(item):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _check_unique_ids(samples: list[RagSample], wheres: list[Where]) -> None:

@@ -1,9 +1,10 @@
 """LLM-as-judge metrics: each a few typed LLM steps plus a pure scoring function.
 
 ``JUDGES`` maps metric names to judges, in the order reports list them; ``DEFAULT_METRICS`` are
-the four core ones. Every fact about a judge (what it reads, per k or per question, its embedder,
-what its verdicts cite, its label) is on its :class:`Judge`: adding one here is all a new judge
-needs for ``score``, the k-sweep, the report and the CLI to use it.
+the four core ones and the two reference matches (which cost no model call). Every fact about
+a judge (what it reads, per k or per question, its embedder, what its verdicts cite, its
+label) is on its :class:`Judge`: adding one here is all a new judge needs for ``score``, the
+k-sweep, the report and the CLI to use it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rag_judge.judges.base import Judge
 from rag_judge.judges.claim_judges import COMPLETENESS, FAITHFULNESS
 from rag_judge.judges.context_judges import CONTEXT_PRECISION, CONTEXT_RECALL
 from rag_judge.judges.diagnostics import CONTEXT_UTILIZATION, NOISE_SENSITIVITY
+from rag_judge.judges.reference_match import ANSWER_F1, EXACT_MATCH
 from rag_judge.judges.work import JudgeOptions, SampleWork
 
 JUDGES: dict[str, Judge] = {
@@ -23,6 +25,8 @@ JUDGES: dict[str, Judge] = {
         ANSWER_RELEVANCY,
         COMPLETENESS,
         CONTEXT_RECALL,
+        EXACT_MATCH,
+        ANSWER_F1,
         CONTEXT_PRECISION,
         CONTEXT_UTILIZATION,
         NOISE_SENSITIVITY,
@@ -31,7 +35,7 @@ JUDGES: dict[str, Judge] = {
 """Every judge by metric name."""
 
 DEFAULT_METRICS = tuple(name for name, judge in JUDGES.items() if judge.default)
-"""The judges run when none are named."""
+"""The judges run when none are named (those a row lacks the inputs for are skipped)."""
 DEFAULT_OBJECTIVE = f"{FAITHFULNESS.name}*{COMPLETENESS.name}"
 """What a k-sweep's best k maximises by default: an answer both grounded and complete."""
 DEFAULT_CALIBRATED = FAITHFULNESS.name

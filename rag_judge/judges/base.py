@@ -46,6 +46,9 @@ class Judge:
     """What the report says moves it when it reads fewer or more passages than the best k."""
     default: bool = False
     """Run when no metrics are named (``rag-judge score``, ``rag-judge sweep``)."""
+    uses_model: bool = True
+    """It calls the model (False for exact match and F1): a run whose every call failed has
+    judged nothing, however many rows these scored."""
 
     @property
     def reads_passages(self) -> bool:

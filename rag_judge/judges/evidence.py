@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from rag_judge.judges.segment import content_units, split_segments
+from rag_judge.judges.lexical import content_units
+from rag_judge.judges.segment import split_segments
 
 BUDGET_CHARS: Final = 2000
 """Passages longer than this in all (characters) are focused; ~500 tokens of English web text."""

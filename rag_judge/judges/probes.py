@@ -29,10 +29,10 @@ from rag_judge.backends.client import ModelClient, parse_structured
 from rag_judge.backends.types import ChatRequest
 from rag_judge.core.types import ClaimVerdict, VerdictLabel
 from rag_judge.judges.evidence import Focused, focus
+from rag_judge.judges.lexical import coverage, grounded_in, unstated_facts
 from rag_judge.judges.scoring import support_probability
 from rag_judge.judges.segment import (
-    coverage,
-    grounded_in,
+    is_fragment,
     is_long,
     plainly_states,
     short_answer,
@@ -143,19 +143,20 @@ async def score_claims(
 ) -> Outcome[list[ClaimVerdict]]:
     """A verdict per claim from P(supported) (and P(contradicted) where that is low)."""
     shown = focus(passages, " ".join(claims))
+    fragment = _fragment(claims, question)
     verdicts: list[ClaimVerdict] = []
-    signals: list[dict[str, float]] = []
+    signals: list[dict[str, Any]] = []
     cost = Cost()
     for claim in claims:
-        found = await _probe(client, shown.passages, question, claim, language)
+        found = await _probe(client, shown.passages, question, claim, language, as_answer=fragment)
         cost += found.cost
         if not found.ok or found.value is None:
             return Outcome(None, found.status, found.error, cost)
-        p_model, covered = found.value, coverage(claim, *passages)
-        signals.append({"model": p_model, "coverage": covered})
+        signal = _signal(found.value, claim, passages, as_answer=fragment)
+        signals.append(signal)
         judged = await _verdict(
             client, shown.passages, question, claim, language,
-            support_probability(p_model, covered), reasons=reasons,
+            _p_supported(signal), reasons=reasons, missing=signal.get("unstated", []),
         )  # fmt: skip
         cost += judged.cost
         if not judged.ok or judged.value is None:
@@ -181,17 +182,20 @@ async def score_claims_by_k(
     that reaches :data:`SUPPORTED_AT`, which is what recall at every k counts.
     """
     shown = focus(passages, " ".join(claims))
+    fragment = _fragment(claims, question)
     cost = Cost()
     best = [0.0] * len(claims)
     by_k: list[list[float]] = [[] for _ in claims]
     first: list[int | None] = [None] * len(claims)
     for k in range(1, len(shown.passages) + 1):
         for i, claim in enumerate(claims):
-            found = await _probe(client, shown.passages[:k], question, claim, language)
+            found = await _probe(
+                client, shown.passages[:k], question, claim, language, as_answer=fragment
+            )
             cost += found.cost
             if not found.ok or found.value is None:
                 return Outcome(None, found.status, found.error, cost)
-            p_k = support_probability(found.value, coverage(claim, *passages[:k]))
+            p_k = _p_supported(_signal(found.value, claim, passages[:k], as_answer=fragment))
             best[i] = max(best[i], p_k)
             by_k[i].append(best[i])
             if first[i] is None and best[i] >= SUPPORTED_AT:
@@ -204,9 +208,11 @@ async def score_claims_by_k(
             )
             verdicts.append(supported)
             continue
+        missing = unstated_facts(claim, *passages)
         judged = await _verdict(
-            client, shown.passages, question, claim, language, best[i], reasons=reasons
-        )
+            client, shown.passages, question, claim, language, best[i],
+            reasons=reasons, missing=missing,
+        )  # fmt: skip
         cost += judged.cost
         if not judged.ok or judged.value is None:
             return Outcome(None, judged.status, judged.error, cost)
@@ -221,9 +227,14 @@ async def _probe(
     question: str | None,
     claim: str,
     language: str,
+    *,
+    as_answer: bool = False,
 ) -> Outcome[float]:
-    """The model's P(yes) that the passages support the claim: one token."""
-    support = load_prompt("claims/support", language)
+    """The model's P(yes) that the passages support the claim: one token. A fragment answering
+    the question ("光荣和ω-force") is asked as an answer ("does it answer the question
+    correctly?"): as a statement it asserts nothing, and any span of the passage would pass."""
+    prompt_id = "claims/answer" if as_answer else "claims/support"
+    support = load_prompt(prompt_id, language)
     probed = await client.yes_probability(_support_request(support, passages, question, claim))
     cost = Cost(1, probed.usage, (support.ref,))
     if probed.status != "ok" or probed.p_yes is None:
@@ -240,9 +251,11 @@ async def _verdict(
     p_supported: float,
     *,
     reasons: bool,
+    missing: Sequence[str] = (),
 ) -> Outcome[ClaimVerdict]:
     """The claim's label from P(supported); if it is not supported, P(contradicted) on the
-    same prefix tells contradicted from not mentioned, and a reason is written on demand."""
+    same prefix tells contradicted from not mentioned, and a reason is written on demand (or,
+    when the claim has a number no passage states, said without a call)."""
     if p_supported >= SUPPORTED_AT:
         verdict = ClaimVerdict(claim=claim, verdict="supported", support_probability=p_supported)
         return Outcome(verdict)
@@ -253,7 +266,9 @@ async def _verdict(
         return Outcome(None, probed.status, probed.error, cost)
     label: VerdictLabel = "contradicted" if probed.p_yes >= CONTRADICTED_AT else "not_mentioned"
     reason = ""
-    if reasons:
+    if reasons and missing:
+        reason = _NUMBER_REASON.get(language, _NUMBER_REASON["en"]).format(", ".join(missing))
+    elif reasons:
         explain = load_prompt("claims/reason", language)
         request = _support_request(explain, passages, question, claim, max_tokens=REASON_TOKENS)
         said = await client.chat(request)
@@ -263,6 +278,40 @@ async def _verdict(
         claim=claim, verdict=label, reason=reason, support_probability=p_supported
     )
     return Outcome(verdict, cost=cost)
+
+
+def _fragment(claims: Sequence[str], question: str | None) -> bool:
+    """The claims are one fragment answering the question (the whole text was one): it is
+    asked as an answer, with ``claims/answer``."""
+    return len(claims) == 1 and is_fragment(claims[0], question)
+
+
+def _signal(
+    p_model: float, claim: str, passages: Sequence[str], *, as_answer: bool
+) -> dict[str, Any]:
+    """What P(supported) is computed from: the model's P(yes), the claim's lexical coverage by
+    the passages, whether it was asked as a fragment answer (``answer``; left out when not),
+    and the exact facts (numbers; Latin names in Chinese text) it states that no passage does
+    (``unstated``; left out when none)."""
+    signal: dict[str, Any] = {"model": p_model, "coverage": coverage(claim, *passages)}
+    if as_answer:
+        signal["answer"] = True
+    if missing := unstated_facts(claim, *passages):
+        signal["unstated"] = missing
+    return signal
+
+
+def _p_supported(signal: dict[str, Any]) -> float:
+    return support_probability(
+        signal["model"],
+        signal["coverage"],
+        unstated_fact=bool(signal.get("unstated")),
+        fragment=bool(signal.get("answer")),
+    )
+
+
+_NUMBER_REASON: Final = {"en": "No passage states {}.", "zh": "没有段落给出{}。"}
+"""The reason of a claim whose number no passage states (no model call needed)."""
 
 
 def _support_request(

@@ -50,17 +50,37 @@ outside the 400 the quality figures use) by ``benchmarks/fit_support.py``
 ``claims/support@2``; a claim is supported at P >= 0.5."""
 
 
-def support_probability(p_model: float, covered: float) -> float:
+UNSTATED_FACT_FACTOR: Final = 0.1
+"""P(supported) of a claim stating an exact fact no passage states (a number, by value; a Latin
+name in Chinese text) is this share of what the model and the words alone give: below the
+decision point (0.5) whatever they say, and still ordered by them."""
+
+
+FRAGMENT_WEIGHTS: Final = (-1.718, 2.764, 2.026)
+"""``(intercept, logit P(yes), coverage)`` for a fragment answer asked with ``claims/answer``
+(see :func:`rag_judge.judges.segment.is_fragment`): a logistic regression on the 279 fragment
+claims of the tuning half of ``cmrc_short_answers`` (faithfulness and completeness, those no
+exact-fact check decides) by ``benchmarks/short_answers_local.py fit``
+(``results/short_answers_fit.json``), for the embedded Qwen2.5-Coder-1.5B."""
+
+
+def support_probability(
+    p_model: float, covered: float, *, unstated_fact: bool = False, fragment: bool = False
+) -> float:
     """P(supported) of a claim in ``score`` mode: the model's P(yes) and the share of the claim's
-    content words the passages contain, combined by :data:`SUPPORT_WEIGHTS`.
+    content units the passages contain, combined by :data:`SUPPORT_WEIGHTS`; times
+    :data:`UNSTATED_FACT_FACTOR` when the claim states an exact fact no passage does.
 
     A 1.5B model's yes/no probability ranks claims, but misses the detail a passage lacks (a
-    date, a qualifier: WiCE's "partially supported"); the lexical share catches most of those.
+    date, a qualifier: WiCE's "partially supported"); the lexical share catches most of those,
+    and an exact fact compared as such catches the wrong figure or name that shares most of its
+    characters with the right one.
     """
-    intercept, weight, lexical = SUPPORT_WEIGHTS
+    intercept, weight, lexical = FRAGMENT_WEIGHTS if fragment else SUPPORT_WEIGHTS
     p = min(max(p_model, 1e-6), 1 - 1e-6)
     z = intercept + weight * math.log(p / (1 - p)) + lexical * covered
-    return 1.0 / (1.0 + math.exp(-z))
+    combined = 1.0 / (1.0 + math.exp(-z))
+    return combined * UNSTATED_FACT_FACTOR if unstated_fact else combined
 
 
 def support_score(

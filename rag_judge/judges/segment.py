@@ -3,27 +3,23 @@ checks that keep a model-written claim honest.
 
 The scoring path splits a text into sentences and clauses here, in English and Chinese, with no
 model; only a long or compound segment is handed to the model to decompose, and every claim the
-model writes must be made of the text it came from (:func:`grounded_in`), or it is dropped.
+model writes must be made of the text it came from (``lexical.grounded_in``), or it is dropped.
 A model's list is cut at its first repeated item (:func:`until_repeat`), so no reply can loop.
 
 >>> split_segments("Acme was founded in 1990 by Jo Park. She still runs it; it has 40 staff.")
 ['Acme was founded in 1990 by Jo Park.', 'She still runs it; it has 40 staff.']
 >>> split_segments("《战国无双3》由光荣开发。它于2010年发售！")
 ['《战国无双3》由光荣开发。', '它于2010年发售！']
->>> grounded_in("Acme was founded in 1990.", "In 1990, Acme was founded by Jo Park.")
-True
->>> grounded_in("Acme was written by Jean-Jacques Rousseau.", "In 1990, Acme was founded.")
-False
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable
 from typing import Final
 
-_CJK: Final = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+CJK_RANGES: Final = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+"""Scripts written without spaces: Han, kana, Hangul."""
 _CLOSERS: Final = re.escape("\"'”’」』）)】]")
 _ABBREVIATIONS: Final = frozenset(
     """mr mrs ms dr prof st jr sr vs etc e.g i.e u.s u.k no inc ltd co corp fig al approx dept
@@ -34,23 +30,11 @@ _END: Final = re.compile(rf"(?:[。！？]+[{_CLOSERS}]*)|(?:[.!?]+[{_CLOSERS}]*
 """A sentence end: CJK end marks (always), Latin ones before a space or the end, a line break."""
 _CLAUSE_END: Final = re.compile(r"[;；](?=\s|\S)")
 """A clause end within a sentence: a semicolon."""
-_WORD: Final = re.compile(rf"[{_CJK}]|[^\W_]+(?:['’.-][^\W_]+)*", re.UNICODE)
-STOPWORDS: Final = frozenset(
-    """a an the of in on at to for from by with and or but not no nor is are was were be been
-    being am do does did has have had having it its it's this that these those there here he
-    she they them his her their him we us our you your i me my as so than then too very can
-    could will would shall should may might must also only just about into over under after
-    before between during while which who whom whose what when where why how all any both
-    each few more most other some such own same s t""".split()  # noqa: SIM905
-)
-"""English function words left out of the content-word check."""
+_WORD: Final = re.compile(rf"[{CJK_RANGES}]|[^\W_]+(?:['’.-][^\W_]+)*", re.UNICODE)
 LONG_WORDS: Final = 30
 """An English segment of more words than this is long: the model may decompose it."""
 LONG_CHARS: Final = 60
 """A Chinese segment of more characters than this is long."""
-GROUNDED_SHARE: Final = 0.8
-"""A model-written claim must take at least this share of its content words (English) or
-characters (Chinese) from its source text."""
 
 
 def split_clauses(sentence: str) -> list[str]:
@@ -144,10 +128,45 @@ def short_answer(segments: list[str], question: str | None) -> bool:
     )
 
 
+_VERBS: Final = re.compile(
+    r"\b(?:is|are|was|were|be|been|being|am|has|have|had|do|does|did|can|could|will|would|"
+    r"shall|should|may|might|must)\b|'(?:s|re|m|ve|d|ll)\b|n't\b|"
+    r"^\W*(?:he|she|it|they|we|i|you|this|that|there)\b",
+    re.IGNORECASE,
+)
+FRAGMENT_WORDS: Final = 5
+"""An English answer of at most this many words, with no auxiliary verb and no pronoun
+subject, is a fragment."""
+FRAGMENT_CHARS: Final = 20
+"""A Chinese answer of at most this many letters and digits is a fragment (or a reply short
+enough to read as one)."""
+
+
+def is_fragment(text: str, question: str | None) -> bool:
+    """True when ``text`` is a fragment answering ``question`` (a name, a number, a short noun
+    phrase: "光荣和ω-force", "1905年", "Paris."), not a sentence: one segment, short (at most
+    :data:`FRAGMENT_CHARS` letters and digits in Chinese; at most :data:`FRAGMENT_WORDS` words
+    and no verb in English). A fragment asserts nothing alone; it is checked as an answer to
+    its question (the ``claims/answer`` prompt).
+
+    >>> is_fragment("光荣和ω-force", "哪两个公司开发的？"), is_fragment("Paris.", "Capital?")
+    (True, True)
+    >>> is_fragment("Paris is the capital.", "Capital?"), is_fragment("Paris", None)
+    (False, False)
+    """
+    segments = split_segments(text)
+    if not short_answer(segments, question):
+        return False
+    segment = segments[0]
+    if is_cjk(segment):
+        return len(re.findall(r"\w", segment)) <= FRAGMENT_CHARS
+    return len(segment.split()) <= FRAGMENT_WORDS and _VERBS.search(segment) is None
+
+
 def is_cjk(text: str) -> bool:
     """Mostly CJK characters (judged on letters only)."""
     letters = [c for c in text if c.isalpha()]
-    cjk = sum(1 for c in letters if re.match(f"[{_CJK}]", c))
+    cjk = sum(1 for c in letters if re.match(f"[{CJK_RANGES}]", c))
     return bool(letters) and cjk * 2 >= len(letters)
 
 
@@ -156,50 +175,6 @@ def is_long(segment: str) -> bool:
     if is_cjk(segment):
         return len(re.sub(r"\s", "", segment)) > LONG_CHARS
     return len(_WORD.findall(segment)) > LONG_WORDS
-
-
-def content_units(text: str) -> list[str]:
-    """What the grounding check compares: content words (English) or character bigrams
-    (Chinese), lowercased."""
-    if is_cjk(text):
-        chars = [c for c in text.lower() if c.isalnum()]
-        return [a + b for a, b in itertools.pairwise(chars)] or chars
-    words = [re.sub(r"['’]s$", "", w.lower()).strip("'’.-") for w in _WORD.findall(text)]
-    return [w for w in words if w and w not in STOPWORDS]
-
-
-def coverage(claim: str, *sources: str) -> float:
-    """The share of the claim's content units that occur in the sources (0 when it has none):
-    a word counts when a source word shares its first five letters ("founded"/"founding").
-
-    >>> coverage("Acme was founded in 1990 in Boston.", "Acme, founded in 1990, ...")
-    0.75
-    """
-    units = content_units(claim)
-    if not units:
-        return 0.0
-    if is_cjk(claim):
-        have = {u for source in sources for u in content_units(source)}
-        found = sum(1 for u in units if u in have)
-    else:
-        words = {u for source in sources for u in content_units(source)}
-        stems = {w[:5] for w in words}
-        found = sum(1 for u in units if u in words or u[:5] in stems)
-    return found / len(units)
-
-
-def grounded_in(claim: str, *sources: str) -> bool:
-    """Whether ``claim`` is made of its sources: at least :data:`GROUNDED_SHARE` of its content
-    words occur in them (:func:`coverage`), or of its characters for Chinese, where a faithful
-    rewording keeps the characters but breaks character pairs. A claim with no content unit is
-    not grounded."""
-    if not content_units(claim):
-        return False
-    if is_cjk(claim):
-        have = {c for source in sources for c in source.lower() if c.isalnum()}
-        chars = [c for c in claim.lower() if c.isalnum()]
-        return sum(c in have for c in chars) >= GROUNDED_SHARE * len(chars)
-    return coverage(claim, *sources) >= GROUNDED_SHARE
 
 
 def until_repeat(items: Iterable[str], limit: int) -> list[str]:

@@ -18,9 +18,12 @@ from rag_judge.calibration.judge_scores import ClaimScore
 from rag_judge.core.nested_bootstrap import Spread
 from rag_judge.jobs.score_compare.comparison import MetricComparison, RowChange, ScoreComparison
 from rag_judge.jobs.score_compare.gate import Check
+from rag_judge.report.tables import markdown_text
 from rag_judge.runtime.atomic import write_lines
 
 TEMPLATE = "score_compare.html.j2"
+COMPARISON_FILES = ("comparison.md", "comparison.csv", "comparison.json", "comparison.html")
+"""What ``compare-scores -o FOLDER`` writes there, in ComparisonFiles' order."""
 LISTED = 8
 """Unpaired row ids named per metric and reason in the Markdown (all in the JSON and HTML)."""
 CSV_COLUMNS = (
@@ -54,6 +57,11 @@ def _f(value: float | None, sign: bool = False) -> str:
     if value is None:
         return "—"
     return f"{value:+.3f}" if sign else f"{value:.3f}"
+
+
+def _code(text: str) -> str:
+    """A row id as Markdown code: one line, no backtick to close the span early."""
+    return "`" + " ".join(str(text).replace("`", "'").split()) + "`"
 
 
 def _p(value: float | None) -> str:
@@ -127,6 +135,15 @@ def claim_pairs(change: RowChange) -> list[tuple[str, str, str]]:
     return [(c, verdict(before.get(c)), verdict(after.get(c))) for c in claims]
 
 
+def compared(change: RowChange) -> tuple[str, list[tuple[str, str, str]]]:
+    """What to show side by side for a changed row: its claims with their verdicts, or, for a
+    metric with none (exact match, F1), the two answers."""
+    pairs = claim_pairs(change)
+    if pairs or not (change.base_answer or change.new_answer):
+        return "claim", pairs
+    return "text", [("answer", change.base_answer, change.new_answer)]
+
+
 def render_markdown(comparison: ScoreComparison, checks: list[Check] | None = None) -> str:
     """The comparison as Markdown."""
     paired = max((m.n_paired for m in comparison.metrics), default=0)
@@ -163,7 +180,7 @@ def render_markdown(comparison: ScoreComparison, checks: list[Check] | None = No
                 row.id
             )
         for reason, ids in by_reason.items():
-            shown = ", ".join(f"`{i}`" for i in ids[:LISTED])
+            shown = ", ".join(_code(i) for i in ids[:LISTED])
             more = (
                 f" and {len(ids) - LISTED} more (all in comparison.json)"
                 if len(ids) > LISTED
@@ -180,14 +197,15 @@ def render_markdown(comparison: ScoreComparison, checks: list[Check] | None = No
             continue
         lines += [f"### {found.metric}", ""]
         for change in found.changed:
-            question = f": {change.question}" if change.question else ""
+            question = f": {markdown_text(change.question)}" if change.question else ""
             moved = f"{change.base:.3f} → {change.new:.3f} ({change.change:+.3f})"
+            what, pairs = compared(change)
             lines += [
-                f"**`{change.id}`** {moved}{question}",
+                f"**{_code(change.id)}** {moved}{question}",
                 "",
-                "| claim | BASE | NEW |",
+                f"| {what} | BASE | NEW |",
                 "|---|---|---|",
-                *(f"| {c.replace('|', '/')} | {b} | {n} |" for c, b, n in claim_pairs(change)),
+                *("| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in pairs),
                 "",
             ]
     return "\n".join(lines).rstrip() + "\n"
@@ -257,6 +275,7 @@ def to_json(comparison: ScoreComparison, checks: list[Check] | None = None) -> d
                     "base": c.base,
                     "new": c.new,
                     "claims": [{"claim": a, "base": b, "new": n} for a, b, n in claim_pairs(c)],
+                    "answers": {"base": c.base_answer, "new": c.new_answer},
                 }
                 for c in m.changed
             ],
@@ -289,7 +308,7 @@ def render_html(comparison: ScoreComparison, checks: list[Check] | None = None) 
         for m in comparison.metrics
         for u in m.unpaired
     ]
-    changed = [(m.metric, c, claim_pairs(c)) for m in comparison.metrics for c in m.changed]
+    changed = [(m.metric, c, *compared(c)) for m in comparison.metrics for c in m.changed]
     return environment.get_template(TEMPLATE).render(
         comparison=comparison,
         header=header(comparison),
@@ -304,7 +323,7 @@ def write_comparison(
     comparison: ScoreComparison, out_dir: Path, checks: list[Check] | None = None
 ) -> ComparisonFiles:
     """comparison.md, comparison.csv, comparison.json and comparison.html in ``out_dir``."""
-    files = ComparisonFiles(*(out_dir / f"comparison.{s}" for s in ("md", "csv", "json", "html")))
+    files = ComparisonFiles(*(out_dir / name for name in COMPARISON_FILES))
     write_lines(files.markdown, render_markdown(comparison, checks).splitlines())
     write_lines(files.csv, to_csv(comparison).splitlines())
     text = json.dumps(to_json(comparison, checks), ensure_ascii=False, indent=1, allow_nan=False)

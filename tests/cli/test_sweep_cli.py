@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import http.server
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +262,57 @@ def test_an_empty_objective_is_an_error_not_the_default() -> None:
 def test_parse_ks_refuses_what_is_not_a_list_of_ks(text: str) -> None:
     with pytest.raises(InputError):
         parse_ks(text)
+
+
+class _Rag(http.server.BaseHTTPRequestHandler):
+    """A RAG endpoint that answers plain strings (no doc ids: a note names the endpoint), or
+    HTTP 503 to everything when the server's ``failing`` is set."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if getattr(self.server, "failing", False):
+            self.send_response(503)
+            self.end_headers()
+            return
+        reply = json.dumps({"contexts": [f"第{i}段。" for i in range(body["k"])]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_credentials_in_a_rag_url_appear_nowhere(tmp_path: Path, served: FakeOpenAIServer) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Rag)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://user:SECRET@127.0.0.1:{server.server_address[1]}/rag?token=TOKEN"
+        run = run_cli(tmp_path, served, "--rag", url)
+        assert run.exit_code == 0, run.output
+        server.failing = True  # type: ignore[attr-defined]
+        failed = run_cli(tmp_path, served, "--rag", url, "--no-cache")
+        assert failed.exit_code == 2, failed.output
+        assert "answered HTTP 503" in failed.output
+    finally:
+        server.shutdown()
+    shown = [run.output, failed.output]
+    shown += [p.read_text(encoding="utf-8") for p in (tmp_path / "out").glob("*.md")]
+    shown += [p.read_text(encoding="utf-8") for p in (tmp_path / "out").glob("*.html")]
+    assert "127.0.0.1" in "".join(shown)  # the endpoint is named ...
+    for text in shown:
+        assert "SECRET" not in text
+        assert "TOKEN" not in text
+
+
+def test_a_sweep_whose_every_model_call_failed_exits_3(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    served.default_behaviour = "401"  # a wrong key: permanent, never retried
+    run = run_cli(tmp_path, served)
+    assert run.exit_code == 3, run.output
+    assert "error: no answer was generated: every model call failed" in run.output
+    assert (tmp_path / "out" / "summary.md").exists()  # the tables are written all the same

@@ -32,8 +32,9 @@ def bundled(request: pytest.FixtureRequest) -> CalibrationSet:
     return load_calibration_set(request.param)
 
 
-def test_available_sets_are_the_three_calibration_sets() -> None:
-    assert available_calibration_sets() == list(SETS)
+def test_available_sets_are_the_three_human_labelled_sets_and_the_short_answers() -> None:
+    # cmrc_short_answers is built by eval_sets/build.py (tests/data/test_short_answers.py).
+    assert available_calibration_sets() == sorted([*SETS, "cmrc_short_answers"])
 
 
 @pytest.mark.parametrize("name", SETS)
@@ -317,7 +318,8 @@ def test_bad_manifests_are_named(tmp_path: Path) -> None:
 
 def test_unknown_name_lists_the_bundled_sets() -> None:
     with pytest.raises(
-        InputError, match=r"no calibration set 'fever'; bundled sets: alce_utility, begin_dev, wice"
+        InputError,
+        match=r"no calibration set 'fever'; bundled sets: alce_utility, begin_dev, cmrc_short_an",
     ):
         load_calibration_set("fever")
 

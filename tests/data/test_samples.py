@@ -282,3 +282,24 @@ def test_alias_table_is_consistent() -> None:
     names = [name for aliases in COLUMN_ALIASES.values() for name in aliases]
     assert len(names) == len(set(names))
     assert SUPPORTED_SUFFIXES == (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+
+
+@pytest.mark.parametrize(
+    ("depth", "message"), [(100_000, "nested too deeply"), (200, "nested deeper than 64 levels")]
+)
+def test_deeply_nested_rows_are_one_error_naming_the_line(
+    tmp_path: Path, depth: int, message: str
+) -> None:
+    path = tmp_path / "deep.jsonl"
+    nested = "[" * depth + "]" * depth
+    path.write_text(f'{{"id": "1", "answer": "A", "x": {nested}}}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=rf"deep\.jsonl:1.*{message}"):
+        load_samples(path)
+
+
+def test_a_csv_cell_over_128_kib_is_read_like_jsonl(tmp_path: Path) -> None:
+    answer = "word " * 60_000  # ~300 KB: over the csv module's default field limit
+    path = tmp_path / "long.csv"
+    pd.DataFrame([{"id": "1", "question": "Q?", "answer": answer}]).to_csv(path, index=False)
+    [sample] = load_samples(path)
+    assert sample.answer == answer.strip() or sample.answer == answer

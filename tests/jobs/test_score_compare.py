@@ -200,3 +200,14 @@ def test_parse_bounds_and_a_gate_without_checks() -> None:
     with pytest.raises(InputError, match="not a number"):
         parse_bounds("faithfulness=high")
     assert run_gate(score_records(base_records(), "x")) == []
+
+
+@pytest.mark.parametrize("value", [1.5, -0.5])
+def test_a_value_outside_zero_to_one_is_not_a_score(tmp_path: Path, value: float) -> None:
+    bad = base_records()
+    bad[3] = record(3, value)
+    run = compare(tmp_path, bad)
+    assert run.exit_code == 2
+    assert "new.jsonl:4, field 'results.faithfulness.value': a judge's value lies in [0, 1]" in (
+        run.output
+    )

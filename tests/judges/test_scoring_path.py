@@ -19,8 +19,8 @@ from rag_judge.backends.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest
 from rag_judge.core.types import JudgeResult, RagSample
 from rag_judge.jobs.score.run import aevaluate
+from rag_judge.judges.lexical import coverage
 from rag_judge.judges.scoring import support_probability
-from rag_judge.judges.segment import coverage
 from rag_judge.judges.work import default_mode
 
 LONG = (
@@ -200,11 +200,14 @@ def test_a_short_reference_answer_is_a_claim_without_a_probe(question: str, refe
     def respond(request: ChatRequest) -> str | float:
         prompt = (request.prompt_id or "").split(".")[0]
         assert prompt != "claims/statement", "a short answer needs no statement probe"
-        return 0.9 if prompt == "claims/support" else 0.1
+        assert prompt != "claims/support", "a fragment is asked as an answer to the question"
+        return 0.9 if prompt == "claims/answer" else 0.1
 
-    result, _ = judge(respond, sample=sample, metrics=("context_recall",))
+    result, backend = judge(respond, sample=sample, metrics=("context_recall",))
     assert result.status == "ok"
     assert [c.claim for c in result.claims] == [reference]
+    asked = backend.requests[0].messages[-1].content
+    assert f"<answer>{reference}</answer>" in asked
 
 
 def test_context_recall_reads_the_passages_cumulatively_for_every_k() -> None:
@@ -231,7 +234,9 @@ def test_context_recall_reads_the_passages_cumulatively_for_every_k() -> None:
     result, _ = judge(respond, sample=sample, metrics=("context_recall",))
     assert result.status == "ok"
     contexts = sample.contexts or ()
-    at_k = [support_probability(0.2, coverage(sample.reference or "", contexts[0]))]
+    # At k = 1 no passage states 1863: P(supported) is cut to a tenth (numbers as values).
+    covered = coverage(sample.reference or "", contexts[0])
+    at_k = [support_probability(0.2, covered, unstated_fact=True)]
     at_k.append(support_probability(0.9, coverage(sample.reference or "", *contexts[:2])))
     assert result.by_k == pytest.approx({1: at_k[0], 2: at_k[1], 3: at_k[1]})  # running max
     assert shown == [1, 2, 3]  # k = 1, 2, 3: each prompt extends the previous one

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rag_judge.judges.evidence import OMITTED, focus
+from rag_judge.judges.lexical import coverage, grounded_in
 from rag_judge.judges.segment import (
-    coverage,
-    grounded_in,
+    is_fragment,
     is_long,
     plainly_states,
     split_clauses,
@@ -112,3 +112,22 @@ def test_long_passages_keep_their_leads_and_the_related_sentences_in_order() -> 
     assert focused.kept_chars <= 300 < focused.total_chars
     assert not focused.whole
     assert shown_first.index("TITLE") < shown_first.index("Jo Park founded")  # order kept
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("光荣和ω-force", True),
+        ("1905年", True),
+        ("东日本旅客铁道（JR东日本）", True),
+        ("Paris.", True),
+        ("The Denver Broncos", True),
+        ("He founded the Red Cross.", False),  # a pronoun subject: a sentence
+        ("Paris is the capital.", False),  # a verb: a sentence
+        ("it's a very dark movie", False),
+        ("完全用石灰岩和中世纪建筑技术建造，没有支持的钢铁上层建筑。", False),  # too long to be one
+        ("Paris. It is big.", False),  # two segments
+    ],
+)
+def test_a_fragment_is_one_short_verbless_answer(text: str, fragment: bool) -> None:
+    assert is_fragment(text, "What is it?") is fragment

@@ -55,6 +55,7 @@ def test_the_bundled_prompts_are_valid() -> None:
 def test_every_step_exists_in_every_language() -> None:
     expected = [
         "answer_relevancy/questions",
+        "claims/answer",
         "claims/contradict",
         "claims/decompose",
         "claims/extract",
@@ -208,7 +209,7 @@ def test_cli_validate_prints_a_table() -> None:
     result = CliRunner().invoke(main, ["prompts", "validate"])
     assert result.exit_code == 0, result.output
     assert "claims/verify" in result.stdout
-    assert "20 prompt files, all valid" in result.stdout
+    assert "22 prompt files, all valid" in result.stdout
 
 
 def test_cli_validate_and_lock_exit_2_on_problems(repo_copy: Path) -> None:

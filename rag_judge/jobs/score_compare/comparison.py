@@ -52,6 +52,11 @@ class RowChange:
     new: float
     base_claims: tuple[ClaimScore, ...]
     new_claims: tuple[ClaimScore, ...]
+    base_answer: str = ""
+    """The row's answer in BASE ("" when it has none): what a metric with no claims, such as
+    exact match, compared."""
+    new_answer: str = ""
+    """The row's answer in NEW."""
 
     @property
     def change(self) -> float:
@@ -152,9 +157,11 @@ def compare_scores(
     base_ids = [str(r.get("id")) for _, r in base.rows]
     new_ids = [str(r.get("id")) for _, r in new.rows]
     questions = {**base.questions(), **new.questions()}
+    answers = (base.texts("answer"), new.texts("answer"))
     options = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
     compared = tuple(
-        _compare_metric(base, new, name, questions, threshold, top, options) for name in names
+        _compare_metric(base, new, name, (questions, answers), threshold, top, options)
+        for name in names
     )
     return ScoreComparison(
         base=base.source,
@@ -201,11 +208,12 @@ def _compare_metric(
     base: ScoreFile,
     new: ScoreFile,
     name: str,
-    questions: dict[str, str],
+    texts: tuple[dict[str, str], tuple[dict[str, str], dict[str, str]]],
     threshold: float,
     top: int,
     options: dict[str, float | int],
 ) -> MetricComparison:
+    questions, (base_answers, new_answers) = texts
     before, after = base.scores(name), new.scores(name)
     old_rows, new_rows = before.by_id(), after.by_id()
     ids = list(dict.fromkeys([*old_rows, *new_rows]))
@@ -267,6 +275,8 @@ def _compare_metric(
             float(now.value or 0.0),
             old.claims,
             now.claims,
+            base_answers.get(old.id, ""),
+            new_answers.get(old.id, ""),
         )
         for old, now in moved
     )

@@ -67,10 +67,14 @@ class ScoreFile:
 
     def questions(self) -> dict[str, str]:
         """Row id → question (or "" when the row has none), for reports."""
+        return self.texts("question")
+
+    def texts(self, field: str) -> dict[str, str]:
+        """Row id → the row's ``field`` text (or "" when it has none), for reports."""
         out = {}
         for _, record in self.rows:
-            question = record.get("question")
-            out[str(record.get("id"))] = question if isinstance(question, str) else ""
+            text = record.get(field)
+            out[str(record.get("id"))] = text if isinstance(text, str) else ""
         return out
 
 

@@ -166,7 +166,7 @@ async def arun_job(
             on_start(len(loaded.queries))
         return await run_sweep(
             loaded,
-            rag=load_external_rag(rag),
+            rag=load_external_rag(rag, timeout=chosen.timeout),
             client=session.client,
             generator=session.generator,
             embedder=embedder,

@@ -102,6 +102,7 @@ class QuestionRunner:
             contexts=tuple(contexts),
             answer=answer,
             reference=query.answers[0] if query.answers else None,
+            references=tuple(query.answers[1:]),
             language=language,
         )
         embedder = self.embedder

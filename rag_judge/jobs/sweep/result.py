@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,11 +10,11 @@ from typing import Any
 import pandas as pd
 
 from rag_judge.backends.ledger import Ledger
-from rag_judge.core.types import JudgeResult
+from rag_judge.core.types import FAILED_STATUSES, JudgeResult
 from rag_judge.jobs.sweep.plan import SweepPlan
 from rag_judge.jobs.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES, Values
 from rag_judge.jobs.sweep.summary import BestK, best_k, summarise
-from rag_judge.judges import DEFAULT_OBJECTIVE
+from rag_judge.judges import DEFAULT_OBJECTIVE, JUDGES
 
 ID_COLUMNS = ("question_id", "type", "language", "k", "n_contexts")
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens")
@@ -74,6 +75,29 @@ class SweepResult:
             n_resamples=n_resamples,
             seed=seed,
         )
+
+    def nothing_judged(self) -> str | None:
+        """Why the sweep has no answer or no model-judged value because every model call
+        failed (it would otherwise name a best k from retrieval alone); else None."""
+        frame = self.per_question
+        if frame.empty:
+            return None
+        generation = frame["generation_status"].astype(str)
+        judged = [m for m in self.metrics if (j := JUDGES.get(m)) is None or j.uses_model]
+        failures = Counter(s for s in generation if s in FAILED_STATUSES)
+        for metric in judged:
+            failures.update(
+                s for s in frame[f"{metric}_status"].astype(str) if s in FAILED_STATUSES
+            )
+        if not failures:
+            return None
+        no_answer = generation.isin(FAILED_STATUSES).all()
+        no_value = bool(judged) and not any(frame[m].notna().any() for m in judged)
+        if not (no_answer or no_value):
+            return None
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(failures.items()))
+        what = "no answer was generated" if no_answer else "no judge gave a value"
+        return f"{what}: every model call failed ({counts})"
 
     def best_k(
         self,
