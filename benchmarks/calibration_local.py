@@ -14,7 +14,15 @@ Three ways to judge faithfulness with the embedded model (``local/qwen2.5-coder-
 ``run`` judges (resumable: every call goes through a response cache under ``--cache``) and
 writes ``results/calibration_local/<path>_<set>/scores.jsonl``; ``report`` reads whatever
 score files exist and writes the markdown with every figure's bootstrap CI, computed by
-``rag_judge.calibration`` exactly as ``rag-judge calibrate`` would. WiCE's tuning half (the
+``rag_judge.calibration`` exactly as ``rag-judge calibrate`` would.
+
+``rescore`` gives the scoring path of *this* release from the ``score`` files of the previous
+one (``rescore_<set>``), without redoing what did not change: a claim asked with the same
+prompt over the same passages keeps its recorded P(yes) (the same call), and its P(supported)
+is recomputed with this release's coverage, exact-fact check and weights; a row whose answer
+is now a fragment (asked with ``claims/answer``, a new prompt) is judged again by the model.
+``--verify N`` judges N other rows again from scratch and reports the largest change of a
+recorded P(yes), to show the recorded ones stand. WiCE's tuning half (the
 rows ``fit_support.py`` fitted on) is reported apart from its held-out half, and both with the
 whole set; BEGIN's 400 rows are disjoint from the tuning rows.
 
@@ -52,7 +60,8 @@ from rag_judge.runtime.settings import load_settings
 OUT = Path(__file__).parent / "results" / "calibration_local"
 MARKDOWN = Path(__file__).parent / "calibration_local.md"
 MODEL = "local/qwen2.5-coder-1.5b"
-PATHS = ("score", "generate", "floor")
+PATHS = ("score", "rescore", "generate", "floor")
+LABELS = {"score": "score (previous release)", "rescore": "score (this release)"}
 SETS = {"wice_dev": None, "begin_dev": MEASURED_BEGIN}
 """Each set and its ``--limit`` (None: every row)."""
 FIGURES = (
@@ -197,7 +206,8 @@ def markdown() -> str:
                     if chosen.labels.get(s.id) is not None and (ids is None or s.id in ids)
                 )
                 run = _run_info(path, name)
-                cells = [path, f"{report.n} of {labelled}", *(_cell(report, f) for f in FIGURES)]
+                cells = [LABELS.get(path, path), f"{report.n} of {labelled}"]
+                cells += [_cell(report, f) for f in FIGURES]
                 per_row = (
                     f"{run['seconds'] / max(1, len(chosen.samples)):.1f}"
                     if "seconds" in run and not run.get("resumed_from_cache")
@@ -220,6 +230,89 @@ def markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+async def rescore(name: str, verify: int) -> None:
+    """This release's scoring path from the previous release's score file (module docstring)."""
+    from rag_judge.jobs.score.run import aevaluate
+    from rag_judge.judges.lexical import coverage, unstated_facts
+    from rag_judge.judges.scoring import support_probability
+    from rag_judge.judges.segment import is_fragment
+
+    chosen = loaded(name)
+    samples = {s.id: s for s in chosen.samples}
+    old = [json.loads(line) for line in (folder("score", name) / "scores.jsonl").open()]
+    session = open_session(load_settings({"model": MODEL}), cache=False)
+    started = time.time()
+    again = [r["id"] for r in old if _is_fragment_row(r, is_fragment)]
+    fresh: dict[str, Any] = {}
+    if again:
+        judged = await aevaluate(
+            [samples[i] for i in again], ["faithfulness"], client=session.client, mode="score",
+            reasons=False,
+        )  # fmt: skip
+        fresh = {
+            s.sample.id: s.results["faithfulness"].model_dump(mode="json") for s in judged.samples
+        }
+    lines = []
+    for record in old:
+        result = record["results"]["faithfulness"]
+        if record["id"] in fresh:
+            result = fresh[record["id"]]
+        elif result["status"] == "ok":
+            contexts = record["contexts"]
+            values, claims = [], []
+            for claim, signal in zip(result["claims"], result["details"]["support"], strict=True):
+                text = claim["claim"]
+                values.append(support_probability(
+                    signal["model"], coverage(text, *contexts),
+                    unstated_fact=bool(unstated_facts(text, *contexts)),
+                ))  # fmt: skip
+                claims.append({**claim, "support_probability": values[-1]})
+            result = {**result, "value": sum(values) / len(values), "claims": claims}
+        lines.append(json.dumps({"id": record["id"], "results": {"faithfulness": result}}))
+    out = folder("rescore", name)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    info = {"judged_again": len(again), "rows": len(old)}
+    if verify:
+        info |= await _verify(old, samples, session, verify, again)
+    _record_run("rescore", name, time.time() - started, resumed=True)
+    record = folder("rescore", name) / "run.json"
+    record.write_text(json.dumps(json.loads(record.read_text()) | info, indent=2) + "\n")
+    print(json.dumps(info, indent=2))
+
+
+def _is_fragment_row(record: dict[str, Any], is_fragment: Any) -> bool:
+    result = record["results"]["faithfulness"]
+    claims = [c["claim"] for c in result.get("claims", [])]
+    return len(claims) == 1 and is_fragment(claims[0], record.get("question"))
+
+
+async def _verify(
+    old: list[dict[str, Any]], samples: dict[str, Any], session: Any, n: int, skip: list[str]
+) -> dict[str, Any]:
+    """Judge ``n`` rows (every ``len // n``-th that is not a fragment) from scratch: the largest
+    change of a recorded P(yes)."""
+    from rag_judge.jobs.score.run import aevaluate
+
+    pool = [
+        r for r in old if r["id"] not in skip and r["results"]["faithfulness"]["status"] == "ok"
+    ]
+    picked = pool[:: max(1, len(pool) // n)][:n]
+    judged = await aevaluate(
+        [samples[r["id"]] for r in picked], ["faithfulness"], client=session.client,
+        mode="score", reasons=False,
+    )  # fmt: skip
+    changes = []
+    for record, now in zip(picked, judged.samples, strict=True):
+        before = [s["model"] for s in record["results"]["faithfulness"]["details"]["support"]]
+        after = [s["model"] for s in now.results["faithfulness"].details.get("support", [])]
+        if len(before) == len(after):
+            changes += [abs(a - b) for a, b in zip(before, after, strict=True)]
+        else:
+            changes.append(1.0)  # other claims: report it as the largest change
+    return {"verified_rows": len(picked), "largest_p_yes_change": max(changes, default=0.0)}
+
+
 def _run_info(path: str, name: str) -> dict[str, Any]:
     record = folder(path, name) / "run.json"
     return json.loads(record.read_text()) if record.exists() else {}
@@ -235,7 +328,13 @@ def main() -> None:
     run.add_argument("--scores", type=Path, help="generate: take this score file instead")
     run.add_argument("--first", type=int, help="floor: only the first N rows")
     sub.add_parser("report")
+    again = sub.add_parser("rescore")
+    again.add_argument("--set", choices=list(SETS), required=True, dest="name")
+    again.add_argument("--verify", type=int, default=10, help="rows judged again from scratch")
     args = parser.parse_args()
+    if args.command == "rescore":
+        asyncio.run(rescore(args.name, args.verify))
+        return
     if args.command == "report":
         MARKDOWN.write_text(markdown(), encoding="utf-8")
         print(MARKDOWN.read_text(encoding="utf-8"))

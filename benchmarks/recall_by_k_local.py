@@ -30,8 +30,8 @@ from _machine import machine_info
 from rag_judge.core.types import ClaimVerdict, RagSample
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.judges import probes
+from rag_judge.judges.lexical import coverage
 from rag_judge.judges.scoring import support_probability
-from rag_judge.judges.segment import coverage
 from rag_judge.judges.steps import Cost, Outcome
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings
