@@ -20,7 +20,8 @@ score files exist and writes the markdown with every figure's bootstrap CI, comp
 one (``rescore_<set>``), without redoing what did not change: a claim asked with the same
 prompt over the same passages keeps its recorded P(yes) (the same call), and its P(supported)
 is recomputed with this release's coverage, exact-fact check and weights; a row whose answer
-is now a fragment (asked with ``claims/answer``, a new prompt) is judged again by the model.
+is now a fragment (asked with ``claims/answer``, a new prompt), or one with a claim whose
+verdict would change (the contradiction probe then runs), is judged again by the model.
 ``--verify N`` judges N other rows again from scratch and reports the largest change of a
 recorded P(yes), to show the recorded ones stand. WiCE's tuning half (the
 rows ``fit_support.py`` fitted on) is reported apart from its held-out half, and both with the
@@ -233,8 +234,7 @@ def markdown() -> str:
 async def rescore(name: str, verify: int) -> None:
     """This release's scoring path from the previous release's score file (module docstring)."""
     from rag_judge.jobs.score.run import aevaluate
-    from rag_judge.judges.lexical import coverage, unstated_facts
-    from rag_judge.judges.scoring import support_probability
+    from rag_judge.judges.probes import SUPPORTED_AT, p_supported, support_signal
     from rag_judge.judges.segment import is_fragment
 
     chosen = loaded(name)
@@ -242,33 +242,33 @@ async def rescore(name: str, verify: int) -> None:
     old = [json.loads(line) for line in (folder("score", name) / "scores.jsonl").open()]
     session = open_session(load_settings({"model": MODEL}), cache=False)
     started = time.time()
-    again = [r["id"] for r in old if _is_fragment_row(r, is_fragment)]
-    fresh: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
+    again = []
+    for record in old:
+        result = record["results"]["faithfulness"]
+        if _is_fragment_row(record, is_fragment):
+            again.append(record["id"])  # asked differently now: claims/answer
+        elif result["status"] != "ok":
+            kept[record["id"]] = result
+        else:
+            redone = _rescored(result, record["contexts"], support_signal, p_supported)
+            flipped = any(
+                (new["support_probability"] >= SUPPORTED_AT) != (was["verdict"] == "supported")
+                for new, was in zip(redone["claims"], result["claims"], strict=True)
+            )
+            if flipped:
+                again.append(record["id"])  # the verdict's other probes run: judge it afresh
+            else:
+                kept[record["id"]] = redone
     if again:
         judged = await aevaluate(
             [samples[i] for i in again], ["faithfulness"], client=session.client, mode="score",
             reasons=False,
         )  # fmt: skip
-        fresh = {
+        kept |= {
             s.sample.id: s.results["faithfulness"].model_dump(mode="json") for s in judged.samples
         }
-    lines = []
-    for record in old:
-        result = record["results"]["faithfulness"]
-        if record["id"] in fresh:
-            result = fresh[record["id"]]
-        elif result["status"] == "ok":
-            contexts = record["contexts"]
-            values, claims = [], []
-            for claim, signal in zip(result["claims"], result["details"]["support"], strict=True):
-                text = claim["claim"]
-                values.append(support_probability(
-                    signal["model"], coverage(text, *contexts),
-                    unstated_fact=bool(unstated_facts(text, *contexts)),
-                ))  # fmt: skip
-                claims.append({**claim, "support_probability": values[-1]})
-            result = {**result, "value": sum(values) / len(values), "claims": claims}
-        lines.append(json.dumps({"id": record["id"], "results": {"faithfulness": result}}))
+    lines = [json.dumps({"id": r["id"], "results": {"faithfulness": kept[r["id"]]}}) for r in old]
     out = folder("rescore", name)
     out.mkdir(parents=True, exist_ok=True)
     (out / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -279,6 +279,23 @@ async def rescore(name: str, verify: int) -> None:
     record = folder("rescore", name) / "run.json"
     record.write_text(json.dumps(json.loads(record.read_text()) | info, indent=2) + "\n")
     print(json.dumps(info, indent=2))
+
+
+def _rescored(
+    result: dict[str, Any], contexts: list[str], support_signal: Any, p_supported: Any
+) -> dict[str, Any]:
+    """A recorded result with this release's signals and P(supported), from the same P(yes)."""
+    signals = [
+        support_signal(old["model"], claim["claim"], contexts, as_answer=False)
+        for claim, old in zip(result["claims"], result["details"]["support"], strict=True)
+    ]
+    values = [p_supported(signal) for signal in signals]
+    claims = [
+        {**claim, "support_probability": value}
+        for claim, value in zip(result["claims"], values, strict=True)
+    ]
+    details = {**result["details"], "support": signals}
+    return {**result, "value": sum(values) / len(values), "claims": claims, "details": details}
 
 
 def _is_fragment_row(record: dict[str, Any], is_fragment: Any) -> bool:

@@ -152,11 +152,11 @@ async def score_claims(
         cost += found.cost
         if not found.ok or found.value is None:
             return Outcome(None, found.status, found.error, cost)
-        signal = _signal(found.value, claim, passages, as_answer=fragment)
+        signal = support_signal(found.value, claim, passages, as_answer=fragment)
         signals.append(signal)
         judged = await _verdict(
             client, shown.passages, question, claim, language,
-            _p_supported(signal), reasons=reasons, missing=signal.get("unstated", []),
+            p_supported(signal), reasons=reasons, missing=signal.get("unstated", []),
         )  # fmt: skip
         cost += judged.cost
         if not judged.ok or judged.value is None:
@@ -195,7 +195,7 @@ async def score_claims_by_k(
             cost += found.cost
             if not found.ok or found.value is None:
                 return Outcome(None, found.status, found.error, cost)
-            p_k = _p_supported(_signal(found.value, claim, passages[:k], as_answer=fragment))
+            p_k = p_supported(support_signal(found.value, claim, passages[:k], as_answer=fragment))
             best[i] = max(best[i], p_k)
             by_k[i].append(best[i])
             if first[i] is None and best[i] >= SUPPORTED_AT:
@@ -286,7 +286,7 @@ def _fragment(claims: Sequence[str], question: str | None) -> bool:
     return len(claims) == 1 and is_fragment(claims[0], question)
 
 
-def _signal(
+def support_signal(
     p_model: float, claim: str, passages: Sequence[str], *, as_answer: bool
 ) -> dict[str, Any]:
     """What P(supported) is computed from: the model's P(yes), the claim's lexical coverage by
@@ -301,7 +301,8 @@ def _signal(
     return signal
 
 
-def _p_supported(signal: dict[str, Any]) -> float:
+def p_supported(signal: dict[str, Any]) -> float:
+    """P(supported) from a claim's recorded signal (see ``support_signal``)."""
     return support_probability(
         signal["model"],
         signal["coverage"],

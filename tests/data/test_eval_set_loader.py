@@ -16,7 +16,7 @@ from rag_judge.data.eval_sets import EvalSet, available_eval_sets, load_eval_set
 
 REPO = Path(__file__).parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
-BUILT = ("cmrc2018_zh", "cranfield")
+BUILT = ("cmrc2018_zh", "cranfield", "cmrc_short_answers")
 
 
 @pytest.fixture(scope="module")
