@@ -197,7 +197,7 @@ def sweep(
             )
     if batch:
         echo_stages(run.stages, state_path)
-    report = write_sweep_report(result, output, title=f"{eval_set} k-sweep")
+    report = write_sweep_report(result, output, title=f"{loaded.name} k-sweep")
     click.echo(report.markdown_path.read_text(encoding="utf-8"))
     if (reason := result.nothing_judged()) is not None:
         click.echo(f"error: {reason}; the tables are written, but decide nothing", err=True)

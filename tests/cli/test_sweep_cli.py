@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import http.server
 import json
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -316,3 +317,21 @@ def test_a_sweep_whose_every_model_call_failed_exits_3(
     assert run.exit_code == 3, run.output
     assert "error: no answer was generated: every model call failed" in run.output
     assert (tmp_path / "out" / "summary.md").exists()  # the tables are written all the same
+
+
+def test_a_folder_set_is_titled_by_its_manifest_name_not_its_path(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    folder = tmp_path / "copied_here"
+    shutil.copytree(Path(__file__).parents[2] / "eval_sets" / "cmrc2018_zh", folder)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    (folder / "manifest.json").write_text(json.dumps(manifest | {"name": "my_set"}))
+    args = ["sweep", str(folder), "--limit", "1", "--ks", "1", "--model", "openai/judge"]
+    args += ["--embeddings", "openai/embed", "--base-url", f"http://127.0.0.1:{served.port}/v1"]
+    args += ["-o", str(tmp_path / "out")]
+    env = {"RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "test-key"}
+    run = CliRunner().invoke(main, args, env=env)
+    assert run.exit_code == 0, run.output
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("# my_set k-sweep")
+    assert str(tmp_path) not in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
