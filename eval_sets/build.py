@@ -30,6 +30,7 @@ Files = dict[str, str]
 DEFAULT_SOURCE = Path("/work/shared/data")
 DEFAULT_OUT = Path(__file__).resolve().parent
 SHORT = "cmrc_short_answers"
+CHUNKED = "cmrc2018_zh_chunked"
 CMRC_COMMIT = "c0eb1b6ba219847457e6af3180da722bbeb656af"
 CRAN_COMMIT = "4ea1b8e02da1db64b68b0364d50620b3c95528dc"
 QRELS_FIELDS = "query_id, doc_id, relevance (tab-separated, header line)"
@@ -420,6 +421,13 @@ FIELDS = {
         "queries.jsonl": "query_id, question, answers (deduplicated, non-empty), type",
         "qrels.tsv": QRELS_FIELDS + "; relevance 1, one paragraph per question",
     },
+    CHUNKED: {
+        "corpus.jsonl": "doc_id (DEV_n), title, text: one CMRC 2018 dev paragraph per line "
+        "(cut into passages by the manifest's chunking when indexed)",
+        "queries.jsonl": "query_id, question, answers (deduplicated, non-empty), type; "
+        "questions the gold-coverage check leaves out are absent",
+        "qrels.tsv": QRELS_FIELDS + "; relevance 1, one paragraph per question",
+    },
     SHORT: {
         "samples.jsonl": "id, question, contexts, answer, reference, references, language, "
         "metadata (kind, split, cmrc_id, answer_from)",
@@ -453,12 +461,20 @@ def build_cmrc_short_answers(source: Path) -> tuple[Files, Row]:
     return build_short_answers(source, licence)
 
 
+def build_cmrc_chunked(source: Path) -> tuple[Files, Row]:
+    """The cmrc2018_zh_chunked retrieval set (see ``eval_sets/chunked.py``)."""
+    from chunked import build_chunked  # beside this script
+
+    return build_chunked(*build_cmrc(source))
+
+
 BUILDERS: dict[str, Callable[[Path], tuple[Files, Row]]] = {
     "cmrc2018_zh": build_cmrc,
+    CHUNKED: build_cmrc_chunked,
     "cranfield": build_cranfield,
     SHORT: build_cmrc_short_answers,
 }
-SOURCE_FOLDER = {SHORT: "cmrc2018_zh"}
+SOURCE_FOLDER = {SHORT: "cmrc2018_zh", CHUNKED: "cmrc2018_zh"}
 """Sets built from another set's source folder."""
 
 

@@ -115,7 +115,8 @@ def sweep(
 ) -> None:
     """Retrieve, answer and judge every question of EVAL_SET for each k, and report.
 
-    EVAL_SET is a bundled set (cmrc2018_zh, cranfield) or a folder in the eval-set format.
+    EVAL_SET is a bundled set (cmrc2018_zh, cmrc2018_zh_chunked, cranfield) or a folder in the
+    eval-set format.
     Per question, answers are generated in ascending k (the local model reuses its cached
     prompt prefix), then judged; context recall for every k comes from one pass over the top
     K. Interrupted? Run the same command again: finished calls come from the cache.

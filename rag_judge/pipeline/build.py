@@ -1,7 +1,8 @@
 """Build the RAG under test from names: the default chunking, and BM25, dense or their fusion.
 
 What the k-sweep and the retriever comparison both build on: structure-aware chunks (paragraphs
-and sentences, short pieces merged, never dropped) and retrievers whose indexes are cached on
+and sentences, short pieces merged, never dropped), or the chunking a set's manifest names, and
+retrievers whose indexes are cached on
 disk, so a second run over the same chunks builds nothing.
 """
 
@@ -14,14 +15,34 @@ from typing import Final
 from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document
+from rag_judge.data.eval_sets import EvalSet
 from rag_judge.pipeline.base import Retriever
-from rag_judge.pipeline.chunking import Chunk, chunk_corpus, structure_aware
+from rag_judge.pipeline.chunking import Chunk, chunk_corpus, chunker_from_spec, structure_aware
 
 MIN_CHUNK: Final = 100
 MAX_CHUNK: Final = 400
 """Default chunk bounds in characters: a CMRC paragraph or Cranfield abstract is 1-3 chunks."""
 RETRIEVERS: Final = ("bm25", "dense", "hybrid")
 """The retrievers :func:`build_retriever` builds by name (hybrid: RRF of BM25 and dense)."""
+
+
+def eval_set_chunks(eval_set: EvalSet) -> tuple[Chunk, ...]:
+    """The set's corpus cut as its manifest's ``chunking`` says, else the default chunking.
+
+    Raises:
+        InputError: a ``chunking`` entry that names no chunker or gives bad sizes (the
+            manifest and the field are named).
+    """
+    spec = eval_set.manifest.get("chunking")
+    if spec is None:
+        return default_chunks(eval_set.documents)
+    try:
+        chunker = chunker_from_spec(spec)
+    except InputError as error:
+        field = "chunking" + (f".{error.field}" if error.field else "")
+        source = str(eval_set.path / "manifest.json")
+        raise InputError(error.message, source=source, field=field) from None
+    return tuple(chunk_corpus(chunker, eval_set.documents))
 
 
 def default_chunks(

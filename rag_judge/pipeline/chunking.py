@@ -1,9 +1,10 @@
-"""Cut documents into chunks for retrieval: fixed windows, or pieces that follow the structure.
+"""Cut documents into chunks for retrieval: fixed windows, pieces that follow the structure,
+or overlapping windows of sentences.
 
 Every chunk is an exact slice of its document: ``chunk.text == text[chunk.start:chunk.end]``,
 so a chunk can always be traced back (and highlighted) in its source. Chunk ids are
 ``<doc_id>#<n>``, n counting from 0 in document order, so they are stable for the same
-document and chunker. Both chunkers are deterministic, pure and never emit an empty or
+document and chunker. The chunkers are deterministic, pure and never emit an empty or
 whitespace-only chunk.
 
 >>> chunker = structure_aware(min_chunk=10, max_chunk=60)
@@ -40,6 +41,7 @@ _BOUNDARY: Final = re.compile(
 """A line that starts a new section: a Markdown heading or an article/section marker."""
 _BLANK_LINE: Final = re.compile(r"\n[ \t]*\n\s*")
 _SENTENCE_END: Final = re.compile(r"(?:[。！？]+|[.!?]+(?=\s|$))[”’\"'」』）)]*")
+_SENTENCE_OR_LINE_END: Final = re.compile(_SENTENCE_END.pattern + r"|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +198,107 @@ def structure_aware(min_chunk: int, max_chunk: int, *, drop_short: bool = False)
     return StructureAware(min_chunk, max_chunk, drop_short)
 
 
+@dataclass(frozen=True)
+class SentenceWindows:
+    """Overlapping windows of whole sentences, about ``min_chars``..``max_chars`` long: how a RAG
+    usually cuts running text, so that the passages of one document compete for the top k.
+
+    The rule, in order:
+
+    1. The text is cut into sentences (``。！？`` always, ``.!?`` when followed by whitespace,
+       closing quotes kept, and every line break), each trimmed; a sentence longer than
+       ``max_chars`` is cut every ``max_chars`` characters.
+    2. A window takes sentences from its first one while the window (from its first character
+       to the end of the last sentence) stays within ``max_chars``, and always takes more while
+       it is shorter than ``min_chars`` or holds no sentence the previous window did not (so
+       it may exceed ``max_chars`` by one sentence).
+    3. The next window starts ``overlap`` sentences before the previous one ended (but at least
+       one sentence after the previous one started), so a fact cut between two windows is whole
+       in one of them.
+    4. Windows stop once one reaches the last sentence. A document with no sentence yields no
+       chunk; nothing else is dropped.
+    """
+
+    min_chars: int
+    max_chars: int
+    overlap: int = 1
+
+    def __post_init__(self) -> None:
+        _check_int(self.min_chars, "min_chars", 0)
+        _check_int(self.max_chars, "max_chars", 1)
+        _check_int(self.overlap, "overlap", 0)
+        if self.min_chars > self.max_chars:
+            raise InputError(
+                f"min_chars ({self.min_chars}) must not exceed max_chars ({self.max_chars})",
+                field="min_chars",
+            )
+
+    def __call__(self, doc_id: str, text: str, title: str | None = None) -> list[Chunk]:
+        """Chunks of one document."""
+        sentences = self._sentences(text)
+        spans: list[Span] = []
+        first, previous_last = 0, -1
+        while first < len(sentences):
+            last = first
+            start = sentences[first][0]
+            while last + 1 < len(sentences) and (
+                last <= previous_last  # a window always brings a sentence of its own
+                or sentences[last + 1][1] - start <= self.max_chars
+                or sentences[last][1] - start < self.min_chars
+            ):
+                last += 1
+            spans.append((start, sentences[last][1]))
+            if last == len(sentences) - 1:
+                break
+            first, previous_last = max(first + 1, last + 1 - self.overlap), last
+        return _chunks(doc_id, text, title, spans)
+
+    def _sentences(self, text: str) -> list[Span]:
+        cuts = [m.end() for m in _SENTENCE_OR_LINE_END.finditer(text)]
+        pieces = zip([0, *cuts], [*cuts, len(text)], strict=True)
+        sentences: list[Span] = []
+        for span in pieces:
+            trimmed = _strip(text, span)
+            if trimmed is None:
+                continue
+            a, b = trimmed
+            for i in range(a, b, self.max_chars):
+                piece = _strip(text, (i, min(i + self.max_chars, b)))
+                if piece is not None:
+                    sentences.append(piece)
+        return sentences
+
+
+CHUNKERS: Final = ("structure_aware", "sentence_windows")
+"""The chunkers an eval set's manifest may name in its ``chunking`` entry."""
+
+
+def chunker_from_spec(spec: object) -> Chunker:
+    """The chunker a manifest's ``chunking`` entry names, e.g. ``{"chunker":
+    "sentence_windows", "min_chars": 100, "max_chars": 200, "overlap": 1}`` or ``{"chunker":
+    "structure_aware", "min_chars": 100, "max_chars": 400}``.
+
+    Raises:
+        InputError: not an object, an unknown chunker, or a missing, unknown or bad number.
+    """
+    if not isinstance(spec, Mapping):
+        raise InputError("must be an object such as {'chunker': 'sentence_windows', ...}")
+    name = spec.get("chunker")
+    if name not in CHUNKERS:
+        raise InputError(f"unknown chunker {name!r}; one of {', '.join(CHUNKERS)}", field="chunker")
+    allowed = {"chunker", "min_chars", "max_chars"} | (
+        {"overlap"} if name == "sentence_windows" else set()
+    )
+    if unknown := sorted(set(spec) - allowed):
+        raise InputError(f"unknown keys {unknown} for {name}", field=unknown[0])
+    for key in ("min_chars", "max_chars"):
+        if key not in spec:
+            raise InputError(f"{name} needs {key}", field=key)
+    if name == "structure_aware":
+        return StructureAware(spec["min_chars"], spec["max_chars"])
+    return SentenceWindows(spec["min_chars"], spec["max_chars"], spec.get("overlap", 1))
+
+
 def chunk_corpus(
     chunker: Chunker, documents: Mapping[str, str] | Iterable[Document]
 ) -> list[Chunk]:
@@ -270,3 +373,8 @@ def _chunks(doc_id: str, text: str, title: str | None, spans: list[Span]) -> lis
         Chunk(id=f"{doc_id}#{n}", doc_id=doc_id, text=text[a:b], start=a, end=b, title=title)
         for n, (a, b) in enumerate(spans)
     ]
+
+
+def sentence_windows(min_chars: int, max_chars: int, overlap: int = 1) -> SentenceWindows:
+    """A chunker of overlapping sentence windows; see :class:`SentenceWindows` for the rule."""
+    return SentenceWindows(min_chars, max_chars, overlap)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -10,7 +11,15 @@ from hypothesis import strategies as st
 
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document
-from rag_judge.pipeline.chunking import Chunk, chunk_corpus, fixed_size, structure_aware
+from rag_judge.pipeline.chunking import (
+    Chunk,
+    SentenceWindows,
+    chunk_corpus,
+    chunker_from_spec,
+    fixed_size,
+    sentence_windows,
+    structure_aware,
+)
 from rag_judge.retrieval.gold_coverage import check_gold_coverage
 
 LONG_A = "本法是为了保护劳动者的合法权益，调整劳动关系，建立和维护适应社会主义市场经济的劳动制度。"
@@ -202,3 +211,85 @@ def test_dropping_short_pieces_makes_an_index_gap_the_coverage_check_reports() -
     kept = check_gold_coverage(references, {c.id: c.text for c in safe("law", LAW)})
     assert kept.uncovered == {}
     assert kept.covered_ids == ["probation", "purpose"]
+
+
+# --------------------------------------------------------------------------- sentence windows
+
+S1, S2, S3, S4 = "甲" * 40 + "。", "乙" * 40 + "。", "丙" * 40 + "。", "丁" * 40 + "。"
+
+
+def test_sentence_windows_overlap_by_one_sentence_and_keep_within_max() -> None:
+    text = S1 + S2 + S3 + S4
+    chunks = sentence_windows(50, 90)("p", text)
+    _assert_exact_slices(text, chunks)
+    assert _texts(chunks) == [S1 + S2, S2 + S3, S3 + S4]
+    assert [c.doc_id for c in chunks] == ["p", "p", "p"]
+    assert [c.id for c in chunks] == ["p#0", "p#1", "p#2"]
+
+
+def test_sentence_windows_take_more_while_shorter_than_min_and_cut_long_sentences() -> None:
+    short = "短句。" * 5  # 15 characters
+    assert _texts(sentence_windows(10, 12)("d", short)) == [
+        "短句。短句。短句。短句。",
+        "短句。短句。",
+    ]
+    long = "长" * 25
+    assert _texts(sentence_windows(0, 10, overlap=0)("d", long)) == ["长" * 10, "长" * 10, "长" * 5]
+    assert sentence_windows(10, 20)("d", " \n ") == []
+    lines = "first line\nsecond line"
+    assert _texts(sentence_windows(0, 12, overlap=0)("d", lines)) == ["first line", "second line"]
+
+
+def test_a_window_always_brings_a_sentence_the_previous_one_did_not() -> None:
+    a, b, c = "一二三四。", "五六七八。", "九" * 19 + "。"
+    assert _texts(sentence_windows(0, 22, overlap=2)("d", a + b + c)) == [a + b, b + c]
+
+
+def test_sentence_windows_without_overlap_tile_the_sentences() -> None:
+    text = S1 + S2 + S3
+    assert _texts(sentence_windows(0, 90, overlap=0)("p", text)) == [S1 + S2, S3]
+
+
+@settings(max_examples=200)
+@given(
+    text=st.text(alphabet=st.sampled_from("ab. 。！\n"), max_size=120),
+    least=st.integers(0, 15),
+    extra=st.integers(1, 30),
+    overlap=st.integers(0, 3),
+)
+def test_sentence_windows_never_lose_text_and_always_advance(
+    text: str, least: int, extra: int, overlap: int
+) -> None:
+    chunker = sentence_windows(least, least + extra, overlap)
+    chunks = chunker("doc", text)
+    _assert_exact_slices(text, chunks)
+    covered = [False] * len(text)
+    for before, after in itertools.pairwise(chunks):  # always advances
+        assert after.start > before.start
+        assert after.end > before.end
+    for chunk in chunks:
+        covered[chunk.start : chunk.end] = [True] * (chunk.end - chunk.start)
+    sentence_marks = set("。！.\n")
+    assert all(
+        covered[i] or text[i].isspace() or text[i] in sentence_marks for i in range(len(text))
+    )
+    assert all(covered[i] for i in range(len(text)) if text[i] in "ab")
+    assert chunker("doc", text) == chunks
+
+
+def test_a_chunker_from_a_manifest_spec() -> None:
+    spec = {"chunker": "sentence_windows", "min_chars": 100, "max_chars": 200, "overlap": 1}
+    assert chunker_from_spec(spec) == SentenceWindows(100, 200, 1)
+    assert chunker_from_spec({"chunker": "structure_aware", "min_chars": 1, "max_chars": 9}) == (
+        structure_aware(1, 9)
+    )
+    for bad, message in [
+        ([1], "must be an object"),
+        ({"chunker": "words", "min_chars": 1, "max_chars": 2}, "unknown chunker 'words'"),
+        ({"chunker": "structure_aware", "min_chars": 1, "max_chars": 2, "overlap": 1}, "unknown"),
+        ({"chunker": "sentence_windows", "max_chars": 2}, "needs min_chars"),
+        ({"chunker": "sentence_windows", "min_chars": 5, "max_chars": 2}, "must not exceed"),
+        ({"chunker": "sentence_windows", "min_chars": 1, "max_chars": "2"}, "max_chars must be"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            chunker_from_spec(bad)

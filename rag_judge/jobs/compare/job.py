@@ -23,7 +23,7 @@ from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.compare.comparison import ProgressFn, RetrieverComparison, acompare_retrievers
 from rag_judge.pipeline.base import Retriever
-from rag_judge.pipeline.build import default_chunks
+from rag_judge.pipeline.build import eval_set_chunks
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.runtime.session import Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
@@ -84,7 +84,7 @@ async def build_retrievers(
     names = parse_retrievers(names)
     report = progress or (lambda step, done, total: None)
     cache_dir = session.settings.cache_dir
-    chunks = default_chunks(eval_set.documents)
+    chunks = eval_set_chunks(eval_set)
     wanted = set(names) | ({"rrf"} if rerank is not None else set())
     built: dict[str, Retriever] = {}
     embedder = None

@@ -26,7 +26,7 @@ from rag_judge.jobs.sweep.run import Progress, run_sweep
 from rag_judge.judges import DEFAULT_METRICS, JUDGES, JudgeOptions, get_judges
 from rag_judge.judges.work import JudgeMode
 from rag_judge.pipeline.base import Retriever
-from rag_judge.pipeline.build import MAX_CHUNK, MIN_CHUNK, build_retriever, default_chunks
+from rag_judge.pipeline.build import build_retriever, eval_set_chunks
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.runtime.session import CacheChoice, Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
@@ -48,11 +48,10 @@ async def build_rag(
     *,
     retriever: str = "bm25",
     needs_embedder: bool,
-    min_chunk: int = MIN_CHUNK,
-    max_chunk: int = MAX_CHUNK,
 ) -> RagUnderTest:
-    """Chunk the corpus and build the named retriever, with indexes cached on disk."""
-    chunks = default_chunks(eval_set.documents, min_chunk=min_chunk, max_chunk=max_chunk)
+    """Chunk the corpus (as the set's manifest says, else the default) and build the named
+    retriever, with indexes cached on disk."""
+    chunks = eval_set_chunks(eval_set)
     embedder = None
     if needs_embedder or retriever != "bm25":
         embedder = session.embedder_for(eval_set.language)
@@ -93,7 +92,8 @@ async def arun_job(
     """Sweep k on an eval set (bundled name or folder) with a named retriever and model.
 
     Args:
-        eval_set: ``cmrc2018_zh``, ``cranfield``, a folder in the eval-set format, or a set.
+        eval_set: ``cmrc2018_zh``, ``cmrc2018_zh_chunked``, ``cranfield``, a folder in the
+            eval-set format, or a set.
         retriever: ``bm25``, ``dense`` (the embedder) or ``hybrid`` (RRF of both).
         ks: The cutoffs (default 1..10).
         limit: Sweep only the first ``limit`` questions.
