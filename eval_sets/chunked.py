@@ -52,7 +52,9 @@ def build_chunked(files: dict[str, str], manifest: Row) -> tuple[dict[str, str],
         "corpus.jsonl": files["corpus.jsonl"],
         "queries.jsonl": "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in kept),
         "qrels.tsv": "\n".join(qrels) + "\n",
-        "LICENSE.md": files["LICENSE.md"].replace("# Licence of cmrc2018_zh", f"# Licence of {NAME}"),
+        "LICENSE.md": files["LICENSE.md"].replace(
+            "# Licence of cmrc2018_zh", f"# Licence of {NAME}"
+        ),
     }
     doc_of = {c.id: c.doc_id for c in chunks}
     own = {ln.split("\t")[0]: ln.split("\t")[1] for ln in qrels[1:]}
@@ -101,7 +103,9 @@ def _bm25_figures(
     """BM25's mean recall by id and by answer text at MEASURED_KS over every kept question."""
     retriever = BM25Retriever.build(list(chunks))
     hits = asyncio.run(retriever.search([q["question"] for q in kept], max(MEASURED_KS)))
-    rankings = {q["query_id"]: [h.chunk_id for h in found] for q, found in zip(kept, hits, strict=True)}
+    rankings = {
+        q["query_id"]: [h.chunk_id for h in found] for q, found in zip(kept, hits, strict=True)
+    }
     references = {q["query_id"]: q["answers"][0] for q in kept}
     by_text, excluded = text_metrics(rankings, texts, references, MEASURED_KS)
     figures: Row = {
