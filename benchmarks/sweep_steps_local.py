@@ -1,0 +1,164 @@
+"""Where a k-sweep's time goes, step by step, with the embedded model.
+
+Runs ``rag_judge.jobs.sweep.run_job`` exactly as ``rag-judge sweep`` does (BM25, the default
+judges, the embedded model, k = 1..10) on the first ``--limit`` questions of a set, with a
+fresh response cache (a prompt repeated within the run, such as the same answer at two ks, is
+paid once), and times every model call by the prompt that made it: the generator's answers,
+each judge's steps, the embedder. A yes/no call is almost all prefill (it reads the prompt and
+one token's probabilities); a decode call also writes its reply, so its completion tokens show
+what decoding costs. The table lists, per prompt, calls, tokens, seconds and share of the
+model's time, biggest first. Prompt tokens count what each call sent: llama.cpp reuses the
+prefix shared with the previous call, so it evaluates fewer (that is the point of the order).
+
+Usage::
+
+    .venv/bin/python benchmarks/sweep_steps_local.py --limit 2
+    .venv/bin/python benchmarks/sweep_steps_local.py --set cmrc2018_zh --limit 3 --label demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from _machine import machine_info
+
+from rag_judge.backends.embedders import _SerialEncoder
+from rag_judge.backends.local_llama import LocalLlama
+from rag_judge.backends.types import ChatRequest
+from rag_judge.jobs.sweep.job import run_job
+from rag_judge.jobs.sweep.plan import parse_ks
+
+RESULTS = Path(__file__).parent / "results"
+
+
+class StepClock:
+    """Wall time, calls and tokens per prompt id, from wrapped backend methods."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, dict[str, float]] = defaultdict(
+            lambda: {"calls": 0, "seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
+
+    def wrap_chat(self, method: Callable[..., Awaitable[Any]], kind: str) -> Callable[..., Any]:
+        clock = self
+
+        async def timed(backend: Any, request: ChatRequest) -> Any:
+            started = time.perf_counter()
+            reply = await method(backend, request)
+            step = clock.steps[f"{request.prompt_id or 'unnamed'} ({kind})"]
+            step["calls"] += 1
+            step["seconds"] += time.perf_counter() - started
+            usage = getattr(reply, "usage", None)
+            if usage is not None:
+                step["prompt_tokens"] += usage.prompt_tokens
+                step["completion_tokens"] += usage.completion_tokens
+            return reply
+
+        return timed
+
+    def wrap_embed(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        clock = self
+
+        async def timed(backend: Any, texts: Any) -> Any:
+            started = time.perf_counter()
+            vectors = await method(backend, texts)
+            step = clock.steps[f"embed {backend.name}"]
+            step["calls"] += 1
+            step["seconds"] += time.perf_counter() - started
+            return vectors
+
+        return timed
+
+
+def run(set_name: str, limit: int, ks: str) -> dict[str, Any]:
+    clock = StepClock()
+    LocalLlama.complete = clock.wrap_chat(LocalLlama.complete, "decode")  # type: ignore[method-assign]
+    LocalLlama.yes_probability = clock.wrap_chat(LocalLlama.yes_probability, "yes/no")  # type: ignore[method-assign]
+    _SerialEncoder.embed = clock.wrap_embed(_SerialEncoder.embed)  # type: ignore[method-assign]
+    per_question: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    last = [started]
+
+    def finished(run: Any) -> None:
+        now = time.perf_counter()
+        per_question.append({"question": run.query.id, "seconds": round(now - last[0], 1)})
+        last[0] = now
+
+    with tempfile.TemporaryDirectory() as cache:  # fresh, as on a first run: repeats are free
+        result = run_job(
+            set_name,
+            ks=parse_ks(ks),
+            limit=limit,
+            cache=Path(cache) / "r.sqlite",
+            on_question=finished,
+        )
+    wall = time.perf_counter() - started
+    model_seconds = sum(s["seconds"] for s in clock.steps.values())
+    steps = sorted(
+        ({"step": name, **values} for name, values in clock.steps.items()),
+        key=lambda s: -s["seconds"],
+    )
+    return {
+        "set": set_name,
+        "questions": len(per_question),
+        "ks": ks,
+        "wall_seconds": round(wall, 1),
+        "model_seconds": round(model_seconds, 1),
+        "per_question": per_question,
+        "steps": steps,
+        "metrics": list(result.metrics),
+        "machine": machine_info(),
+    }
+
+
+def markdown(found: dict[str, Any]) -> str:
+    machine = found["machine"]
+    lines = [
+        f"# Where a k-sweep's time goes: {found['set']}, {found['questions']} questions, "
+        f"k = {found['ks']}",
+        "",
+        "Written by `benchmarks/sweep_steps_local.py`; embedded model, fresh response cache, "
+        f"{machine['cpu_model']}, {machine['usable_cores']} cores. Wall time "
+        f"{found['wall_seconds']:.0f} s, of which {found['model_seconds']:.0f} s inside model "
+        "and embedder calls (the rest: loading the model, BM25, the statistics). A step is a "
+        "prompt: `(decode)` writes text, `(yes/no)` reads one token's probabilities.",
+        "",
+        "| step | calls | prompt tokens | completion tokens | seconds | share | s per call |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    total = found["model_seconds"] or 1.0
+    for s in found["steps"]:
+        lines.append(
+            f"| `{s['step']}` | {s['calls']:.0f} | {s['prompt_tokens']:.0f} | "
+            f"{s['completion_tokens']:.0f} | {s['seconds']:.1f} | "
+            f"{100 * s['seconds'] / total:.0f}% | {s['seconds'] / max(s['calls'], 1):.2f} |"
+        )
+    lines += ["", "Per question: " + ", ".join(
+        f"{q['question']} {q['seconds']:.0f} s" for q in found["per_question"]
+    ) + "."]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", default="cmrc2018_zh")
+    parser.add_argument("--limit", type=int, default=2)
+    parser.add_argument("--ks", default="1-10")
+    parser.add_argument("--label", default="", help="suffix of the result files")
+    args = parser.parse_args()
+    found = run(args.set, args.limit, args.ks)
+    stem = "sweep_steps_local" + (f"_{args.label}" if args.label else "")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(found, indent=2) + "\n")
+    (RESULTS / f"{stem}.md").write_text(markdown(found))
+    print(markdown(found))
+
+
+if __name__ == "__main__":
+    main()
