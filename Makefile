@@ -9,7 +9,7 @@ SAMPLE := eval_sets/trec_eval_sample
 DEMO_LIMIT ?= 1
 DEMO_OUT ?= sweep_demo
 
-.PHONY: demo demo-retrieval test lint clean
+.PHONY: demo demo-retrieval test lint browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,17 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check rag_judge tests benchmarks
 	$(BIN)/mypy
 
-test: lint
+# The report tests drive a real browser: Debian's chromium, installed here when it is missing
+# (as root with apt; elsewhere those tests are skipped and say why).
+browser:
+	@command -v chromium >/dev/null 2>&1 || \
+	{ export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
+	  { apt-get update -qq >/dev/null 2>&1 && \
+	    apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1; }; } || \
+	echo "note: chromium could not be installed (needs root and apt): browser tests skipped"
+
+test: lint browser
 	$(BIN)/python -m pytest
 
 clean:

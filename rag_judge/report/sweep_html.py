@@ -29,10 +29,11 @@ MAX_STATUS_ROWS = 20
 
 @dataclass(frozen=True)
 class Cell:
-    """One metric at one k: ``mean [low, high]`` and how many questions were scored."""
+    """One metric at one k: the mean, then its CI and how many questions were scored (shown
+    on a second, smaller line, so a table of ten metrics fits a laptop's width)."""
 
-    text: str
-    n: str
+    mean: str
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -80,13 +81,23 @@ class StatusIssues:
     more: int
 
 
-def format_interval(mean: Any, low: Any, high: Any) -> str:
-    """``0.815 [0.631, 1.000]``; a dash when there is no mean."""
-    if pd.isna(mean):
-        return MISSING
-    if pd.isna(low) or pd.isna(high):
-        return f"{mean:.3f}"
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+def _interval(low: Any, high: Any) -> str:
+    return "" if pd.isna(low) or pd.isna(high) else f"[{low:.3f}, {high:.3f}]"
+
+
+def table_groups(retrieval: Sequence[str], judges: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The summary tables: retrieval by document id, by answer text (and any other retrieval
+    column), then the judges; empty groups left out."""
+    by_id = [c for c in retrieval if c.startswith("doc_")]
+    by_text = [c for c in retrieval if c.startswith("text_")]
+    other = [c for c in retrieval if c not in by_id and c not in by_text]
+    groups = [
+        ("Retrieval by document id", by_id),
+        ("Retrieval by answer text", by_text),
+        ("Retrieval", other),
+        ("Generation", list(judges)),
+    ]
+    return [(name, columns) for name, columns in groups if columns]
 
 
 def summary_grid(
@@ -100,8 +111,15 @@ def summary_grid(
             k == best_k,
             tuple(
                 Cell(
-                    format_interval(row["mean"], row["ci_low"], row["ci_high"]),
-                    f"n={row['n_scored']}/{row['n_questions']}",
+                    MISSING if pd.isna(row["mean"]) else f"{row['mean']:.3f}",
+                    " · ".join(
+                        part
+                        for part in (
+                            _interval(row["ci_low"], row["ci_high"]),
+                            f"n={row['n_scored']}/{row['n_questions']}",
+                        )
+                        if part
+                    ),
                 )
                 if (row := cells.get((k, m))) is not None
                 else Cell(MISSING, "")
@@ -270,8 +288,7 @@ def render_sweep_html(
         png=base64.b64encode(png).decode("ascii"),
         tables=[
             (name, columns, summary_grid(summary, columns, best_k))
-            for name, columns in (("Retrieval", retrieval), ("Generation", judges))
-            if columns
+            for name, columns in table_groups(retrieval, judges)
         ],
         skipped=sorted(result.skipped.items()),
         uncovered=[
