@@ -127,7 +127,7 @@ def sweep(
     from rag_judge.data.eval_sets import load_eval_set
     from rag_judge.jobs.sweep.batched import STATE_FILE, arun_job_batched
     from rag_judge.jobs.sweep.job import run_job
-    from rag_judge.jobs.sweep.objective import parse_objective
+    from rag_judge.jobs.sweep.objective import decide, parse_objective
     from rag_judge.jobs.sweep.on_ray import sweep_on_ray
     from rag_judge.jobs.sweep.plan import parse_ks
     from rag_judge.judges import get_judges
@@ -198,7 +198,8 @@ def sweep(
             )
     if batch:
         echo_stages(run.stages, state_path)
-    report = write_sweep_report(result, output, title=f"{loaded.name} k-sweep")
+    decision = decide(result)  # the sweep decides; the report renders
+    report = write_sweep_report(result, output, decision=decision, title=f"{loaded.name} k-sweep")
     click.echo(report.markdown_path.read_text(encoding="utf-8"))
     if (reason := result.nothing_judged()) is not None:
         click.echo(f"error: {reason}; the tables are written, but decide nothing", err=True)

@@ -18,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.jobs.sweep.objective import Objective, decide
+from rag_judge.core.errors import InputError
+from rag_judge.jobs.sweep.objective import Decision, Objective, decide
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.summary import BestK, objective_values, summarise
 from rag_judge.report.sweep_html import MISSING, cost_totals, render_sweep_html
@@ -186,6 +187,7 @@ def write_sweep_report(
     out_dir: Path,
     *,
     objective: str | None = None,
+    decision: Decision | None = None,
     title: str = "",
     worst: int = 5,
     n_resamples: int = 2000,
@@ -198,6 +200,9 @@ def write_sweep_report(
         out_dir: The folder (created if missing); existing report files are replaced.
         objective: Another objective to choose k by than the sweep's own (a metric or
             ``a*b``), with a stated fallback when the eval set cannot give it.
+        decision: The sweep's decision, when the caller already has it
+            (:func:`~rag_judge.jobs.sweep.objective.decide`); the report then renders it and
+            decides nothing itself.
         title: The heading of the page and summary (the eval set, the retriever ...).
         worst: Lowest-valued (question, k) rows shown per judge in the HTML page.
         n_resamples: Bootstrap resamples of the CIs and the best-k tests.
@@ -206,7 +211,10 @@ def write_sweep_report(
     Raises:
         InputError: an objective naming something that is no measure or judge.
     """
-    decision = decide(result, objective, n_resamples=n_resamples, seed=seed)
+    if decision is not None and objective is not None:
+        raise InputError("give an objective or a decision, not both", field="objective")
+    if decision is None:
+        decision = decide(result, objective, n_resamples=n_resamples, seed=seed)
     chosen, best = decision.objective, decision.best
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ from rag_judge.backends.ledger import Ledger
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Usage
 from rag_judge.jobs.sweep import SweepResult
-from rag_judge.jobs.sweep.objective import Objective, choose_objective
+from rag_judge.jobs.sweep.objective import Objective, choose_objective, decide
 from rag_judge.jobs.sweep.plan import NO_REFERENCE
 from rag_judge.report.sweep_html import cost_totals, worst_cases
 from rag_judge.report.sweep_models import models_sentence, self_judging_warning
@@ -331,3 +331,21 @@ def test_the_report_names_generator_and_judge_and_warns_when_they_are_one(
     theirs = dataclasses.replace(toy, per_question=external)
     assert self_judging_warning(theirs) is None
     assert models_sentence(theirs).startswith("Generator `external (your RAG's answers)`")
+
+
+def test_the_decision_comes_from_the_result_without_a_report(
+    toy: SweepResult, written: SweepReport, tmp_path: Path
+) -> None:
+    decision = decide(toy, n_resamples=RESAMPLES)
+    assert written.best is not None
+    assert decision.best is not None
+    assert decision.best.k == written.best.k
+    assert decision.best.sentence == written.best.sentence
+    assert decision.best.neighbours == written.best.neighbours
+    assert decision.objective == written.objective
+    assert list(tmp_path.iterdir()) == []  # deciding wrote nothing
+    by_faithfulness = decide(toy, "faithfulness", n_resamples=RESAMPLES)
+    rendered = write_sweep_report(toy, tmp_path / "r", decision=by_faithfulness)
+    assert rendered.objective.used == "faithfulness"  # the report renders the given decision
+    with pytest.raises(InputError, match="an objective or a decision, not both"):
+        write_sweep_report(toy, tmp_path / "r2", objective="faithfulness", decision=decision)
