@@ -46,42 +46,35 @@ class StepClock:
             lambda: {"calls": 0, "seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
         )
 
-    def wrap_chat(self, method: Callable[..., Awaitable[Any]], kind: str) -> Callable[..., Any]:
+    def wrap(
+        self, method: Callable[..., Awaitable[Any]], step_of: Callable[[Any, Any], str]
+    ) -> Callable[..., Any]:
+        """``method`` timed into the step ``step_of(backend, argument)`` names, with its usage."""
         clock = self
 
-        async def timed(backend: Any, request: ChatRequest) -> Any:
+        async def timed(backend: Any, argument: Any) -> Any:
             started = time.perf_counter()
-            reply = await method(backend, request)
-            step = clock.steps[f"{request.prompt_id or 'unnamed'} ({kind})"]
+            reply = await method(backend, argument)
+            step = clock.steps[step_of(backend, argument)]
             step["calls"] += 1
             step["seconds"] += time.perf_counter() - started
-            usage = getattr(reply, "usage", None)
-            if usage is not None:
+            if (usage := getattr(reply, "usage", None)) is not None:
                 step["prompt_tokens"] += usage.prompt_tokens
                 step["completion_tokens"] += usage.completion_tokens
             return reply
 
         return timed
 
-    def wrap_embed(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
-        clock = self
 
-        async def timed(backend: Any, texts: Any) -> Any:
-            started = time.perf_counter()
-            vectors = await method(backend, texts)
-            step = clock.steps[f"embed {backend.name}"]
-            step["calls"] += 1
-            step["seconds"] += time.perf_counter() - started
-            return vectors
-
-        return timed
+def _prompt_step(kind: str) -> Callable[[Any, ChatRequest], str]:
+    return lambda _, request: f"{request.prompt_id or 'unnamed'} ({kind})"
 
 
 def run(set_name: str, limit: int, ks: str) -> dict[str, Any]:
     clock = StepClock()
-    LocalLlama.complete = clock.wrap_chat(LocalLlama.complete, "decode")  # type: ignore[method-assign]
-    LocalLlama.yes_probability = clock.wrap_chat(LocalLlama.yes_probability, "yes/no")  # type: ignore[method-assign]
-    _SerialEncoder.embed = clock.wrap_embed(_SerialEncoder.embed)  # type: ignore[method-assign]
+    LocalLlama.complete = clock.wrap(LocalLlama.complete, _prompt_step("decode"))  # type: ignore[method-assign]
+    LocalLlama.yes_probability = clock.wrap(LocalLlama.yes_probability, _prompt_step("yes/no"))  # type: ignore[method-assign]
+    _SerialEncoder.embed = clock.wrap(_SerialEncoder.embed, lambda e, _: f"embed {e.name}")  # type: ignore[method-assign]
     per_question: list[dict[str, Any]] = []
     started = time.perf_counter()
     last = [started]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_judge.core.types import Document
-from rag_judge.jobs.sweep.retrieval_by_k import text_metrics
+from rag_judge.jobs.sweep.retrieval_by_k import id_metrics, text_metrics
 from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import chunk_corpus, chunker_from_spec
 from rag_judge.retrieval.gold_coverage import check_gold_coverage
@@ -32,6 +32,7 @@ NAME = "cmrc2018_zh_chunked"
 CHUNKING = {"chunker": "sentence_windows", "min_chars": 100, "max_chars": 200, "overlap": 1}
 """How the sweep cuts this set's corpus (pipeline.chunking.SentenceWindows)."""
 MEASURED_KS = (1, 3, 5, 10)
+TEXT_SHOWN = ("text_hit_rate", "text_recall")
 Row = dict[str, Any]
 
 
@@ -100,7 +101,8 @@ def _bm25_figures(
     doc_of: dict[str, str],
     own: dict[str, str],
 ) -> Row:
-    """BM25's mean recall by id and by answer text at MEASURED_KS over every kept question."""
+    """BM25's mean recall by id and by answer text at MEASURED_KS over every kept question,
+    computed by the sweep's own per-k measures (its ``doc_*`` and ``text_*`` columns)."""
     retriever = BM25Retriever.build(list(chunks))
     hits = asyncio.run(retriever.search([q["question"] for q in kept], max(MEASURED_KS)))
     rankings = {
@@ -108,16 +110,15 @@ def _bm25_figures(
     }
     references = {q["query_id"]: q["answers"][0] for q in kept}
     by_text, excluded = text_metrics(rankings, texts, references, MEASURED_KS)
+    by_id = id_metrics(rankings, doc_of, {q: {d: 1} for q, d in own.items()}, MEASURED_KS)
     figures: Row = {
         "retriever": "rag_judge BM25 (the sweep's default), top 10 passages per question",
         "questions": len(kept),
     }
     for k in MEASURED_KS:
-        by_id = [own[q] in {doc_of[c] for c in rankings[q][:k]} for q in rankings]
-        figures[f"doc_recall@{k}"] = round(sum(by_id) / len(by_id), 3)
-        for measure in ("text_hit_rate", "text_recall"):
-            values = [row[measure] for (_, at), row in by_text.items() if at == k]
-            figures[f"{measure}@{k}"] = round(sum(values) / len(values), 3)
+        for measure, values in (("doc_recall", by_id), *((m, by_text) for m in TEXT_SHOWN)):
+            at_k = [row[measure] for (_, at), row in values.items() if at == k]
+            figures[f"{measure}@{k}"] = round(sum(at_k) / len(at_k), 3)
     figures["text_excluded"] = len(excluded)
     return figures
 

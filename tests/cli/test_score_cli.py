@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -188,21 +189,35 @@ def test_an_empty_metric_list_is_a_usage_error(tmp_path: Path, served: FakeOpenA
     assert served.total_calls == 0
 
 
+def stop_at_the_second_row(
+    monkeypatch: pytest.MonkeyPatch, stop: Callable[[], Awaitable[None]]
+) -> None:
+    """Judge the first row as usual, then run ``stop`` (an interruption) before the second."""
+    import rag_judge.jobs.score.run as run_module
+
+    real = run_module._judge_sample
+    judged: list[str] = []
+
+    async def stopping(sample: Any, *args: Any) -> Any:
+        if judged:
+            await stop()
+        judged.append(sample.id)
+        return await real(sample, *args)
+
+    monkeypatch.setattr(run_module, "_judge_sample", stopping)
+
+
 def test_an_interrupted_score_keeps_its_finished_rows_and_resumes_from_the_cache(
     served: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import rag_judge.jobs.score.run as run_module
 
     real = run_module._judge_sample
-    judged: list[str] = []
 
-    async def second_row_interrupted(sample: Any, *args: Any) -> Any:
-        if judged:
-            raise KeyboardInterrupt
-        judged.append(sample.id)
-        return await real(sample, *args)
+    async def interrupt() -> None:
+        raise KeyboardInterrupt
 
-    monkeypatch.setattr(run_module, "_judge_sample", second_row_interrupted)
+    stop_at_the_second_row(monkeypatch, interrupt)
     stopped = score(tmp_path, served, "--concurrency", "1")
     assert stopped.exit_code == 130, stopped.output
     assert not (tmp_path / "out.jsonl").exists()
@@ -233,25 +248,18 @@ def test_sigterm_stops_score_like_ctrl_c_keeping_the_finished_rows(
     import os
     import signal
 
-    import rag_judge.jobs.score.run as run_module
+    async def terminate() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # what a CI cancellation sends
+        await asyncio.sleep(30)
 
-    real = run_module._judge_sample
-    judged: list[str] = []
-
-    async def terminated_at_the_second_row(sample: Any, *args: Any) -> Any:
-        if judged:
-            os.kill(os.getpid(), signal.SIGTERM)  # what a CI cancellation sends
-            await asyncio.sleep(30)
-        judged.append(sample.id)
-        return await real(sample, *args)
-
-    monkeypatch.setattr(run_module, "_judge_sample", terminated_at_the_second_row)
+    before = signal.getsignal(signal.SIGTERM)
+    stop_at_the_second_row(monkeypatch, terminate)
     stopped = score(tmp_path, served, "--concurrency", "1")
     assert stopped.exit_code == 143, stopped.output
     assert "terminated: finished model calls are in the response cache" in stopped.output
     kept = (tmp_path / "out.jsonl.partial").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["question"] for line in kept] == ["When was it built?"]
-    assert signal.getsignal(signal.SIGTERM) is not None  # the handler is put back after
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler is put back after
 
 
 def test_a_run_where_every_call_fails_exits_3_and_says_why(
