@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 SAMPLE := eval_sets/trec_eval_sample
-# The demo's size: questions of the bundled CMRC 2018 set, k = 1..10 (README: how long it takes).
-DEMO_LIMIT ?= 1
+# The demo: the first DEMO_LIMIT questions of the bundled CMRC 2018 set cut into passages, k = 1..10,
+# judged by DEMO_METRICS (README: what it shows, how long it takes and why these judges).
+DEMO_LIMIT ?= 20
+DEMO_METRICS ?= faithfulness,completeness,exact_match,answer_f1
 DEMO_OUT ?= sweep_demo
 
 .PHONY: demo demo-retrieval test lint browser clean
@@ -27,7 +29,8 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed $(VENV)/.installed-local
 
 demo: $(VENV)/.installed-local
-	$(BIN)/rag-judge sweep cmrc2018_zh --limit $(DEMO_LIMIT) --ks 1-10 -o $(DEMO_OUT)
+	$(BIN)/rag-judge sweep cmrc2018_zh_chunked --limit $(DEMO_LIMIT) --ks 1-10 \
+		--metrics $(DEMO_METRICS) -o $(DEMO_OUT)
 
 demo-retrieval: $(VENV)/.installed
 	$(BIN)/rag-judge retrieval $(SAMPLE)/qrels.test $(SAMPLE)/results.test \

@@ -16,8 +16,8 @@ loops or invents, so the steps here ask for one token wherever they can:
 3. **Reasons on demand**: one short line, only for the claims that end unsupported.
 
 Long passages are focused on the sentences that bear on the claims first
-(:mod:`rag_judge.judges.evidence`). Context recall at every k reads the passages cumulatively
-in ascending k, so each prompt extends the previous one.
+(:mod:`rag_judge.judges.evidence`). Context recall at every k asks for the top k from k = K
+down, so each prompt's passages are a prefix of the previous prompt's.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from rag_judge.judges.scoring import support_probability
 from rag_judge.judges.segment import (
     is_fragment,
     is_long,
+    is_refusal,
     plainly_states,
     short_answer,
     split_clauses,
@@ -65,11 +66,34 @@ def fenced(text: str) -> str:
     return text
 
 
+def claims_without_model(question: str | None, text: str) -> list[str] | None:
+    """The claims of ``text`` when no model call is needed to split it (a fragment answer,
+    short plain statements, none for a bare refusal), else None: :func:`split_claims` would
+    ask the model."""
+    if is_refusal(text):
+        return []
+    segments = split_segments(text)
+    answers = short_answer(segments, question)
+    claims: list[str] = []
+    for segment in segments:
+        if not (answers or plainly_states(segment)):
+            return None
+        parts = split_clauses(segment) if is_long(segment) else [segment]
+        if any(is_long(part) for part in parts):
+            return None
+        claims.extend(parts)
+    return list(dict.fromkeys(claims))
+
+
 async def split_claims(
     client: ModelClient, *, question: str | None, text: str, language: str
 ) -> Outcome[list[str]]:
     """The claims of ``text`` (an answer or a reference), with what was dropped and why."""
     segments = split_segments(text)
+    free = claims_without_model(question, text)
+    if free is not None:
+        dropped = segments if is_refusal(text) else []
+        return Outcome(free, details={"segments": len(segments), "not_statements": dropped})
     cost = Cost()
     statement = load_prompt("claims/statement", language)
     kept: list[str] = []
@@ -176,18 +200,18 @@ async def score_claims_by_k(
 ) -> Outcome[list[ClaimVerdict]]:
     """Verdicts over the top K, and each claim's P(supported) given the top k for every k.
 
-    The passages are read cumulatively, k = 1..K, every claim at each k, so each prompt extends
-    the previous one's passages. A claim's support at k is the best P(supported) over the top
-    1..k (more passages cannot un-support a claim); its ``chunks`` is the first k at which
-    that reaches :data:`SUPPORTED_AT`, which is what recall at every k counts.
+    The top k are asked for every k and claim, from k = K down to 1: each prompt's passages
+    are then a prefix of the previous prompt's, so llama.cpp, holding the top K from the
+    sweep's last answer, re-reads only each prompt's last lines. A claim's support at k is the
+    best P(supported) over the top 1..k (more passages cannot un-support a claim); its
+    ``chunks`` is the first k at which that reaches :data:`SUPPORTED_AT`, which is what recall
+    at every k counts.
     """
     shown = focus(passages, " ".join(claims))
     fragment = _fragment(claims, question)
     cost = Cost()
-    best = [0.0] * len(claims)
-    by_k: list[list[float]] = [[] for _ in claims]
-    first: list[int | None] = [None] * len(claims)
-    for k in range(1, len(shown.passages) + 1):
+    at_k: list[dict[int, float]] = [{} for _ in claims]
+    for k in range(len(shown.passages), 0, -1):
         for i, claim in enumerate(claims):
             found = await _probe(
                 client, shown.passages[:k], question, claim, language, as_answer=fragment
@@ -195,8 +219,14 @@ async def score_claims_by_k(
             cost += found.cost
             if not found.ok or found.value is None:
                 return Outcome(None, found.status, found.error, cost)
-            p_k = p_supported(support_signal(found.value, claim, passages[:k], as_answer=fragment))
-            best[i] = max(best[i], p_k)
+            signal = support_signal(found.value, claim, passages[:k], as_answer=fragment)
+            at_k[i][k] = p_supported(signal)
+    best = [0.0] * len(claims)
+    by_k: list[list[float]] = [[] for _ in claims]
+    first: list[int | None] = [None] * len(claims)
+    for k in range(1, len(shown.passages) + 1):
+        for i in range(len(claims)):
+            best[i] = max(best[i], at_k[i][k])
             by_k[i].append(best[i])
             if first[i] is None and best[i] >= SUPPORTED_AT:
                 first[i] = k

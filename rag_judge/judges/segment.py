@@ -109,6 +109,24 @@ def plainly_states(sentence: str) -> bool:
     return len(_WORD.findall(sentence)) >= 3
 
 
+_REFUSAL: Final = re.compile(
+    r"^\W*(?:(?:i|we) (?:do not|don't|cannot|can't) (?:know|tell|say)|not sure|unknown|"
+    r"不知道|不清楚|无法回答|无法确定)\W*$",
+    re.IGNORECASE,
+)
+
+
+def is_refusal(text: str) -> bool:
+    """True when the whole text is a bare refusal (the sweep's generator is told to reply
+    "不知道" / "I don't know" when the passages lack the answer): it states nothing to check,
+    known without asking the model.
+
+    >>> is_refusal("不知道。"), is_refusal("I don't know."), is_refusal("I don't know Paris.")
+    (True, True, False)
+    """
+    return _REFUSAL.match(text.strip()) is not None
+
+
 def short_answer(segments: list[str], question: str | None) -> bool:
     """True when the whole text is one short fragment that answers a question (a name, a
     number, "Paris."): read as a reply to the question, it states the answer, so it is a claim

@@ -89,6 +89,17 @@ class SampleWork:
         """The answer's claims (given the question)."""
         return await self._once("answer_claims", lambda: self._claims(self.sample.answer))
 
+    def answer_claims_need_no_call(self) -> bool:
+        """True when the answer's claims come without a model call (the scoring path splits a
+        fragment or short plain statements itself): judging it right after it was written then
+        finds its passages still in llama.cpp's cache."""
+        answer = self.sample.answer
+        return (
+            self.mode == "score"
+            and answer is not None
+            and probes.claims_without_model(self.sample.question, answer) is not None
+        )
+
     async def reference_claims(self) -> Outcome[list[str]]:
         """The reference answer's claims (given the question)."""
         return await self._once("reference_claims", lambda: self._claims(self.sample.reference))

@@ -20,6 +20,7 @@ from rag_judge.jobs.sweep.result import COST_COLUMNS, SweepResult
 from rag_judge.jobs.sweep.summary import BestK
 from rag_judge.judges import JUDGES
 from rag_judge.report.sweep_models import generator_name, self_judging_warning
+from rag_judge.report.sweep_questions import question_view
 
 TEMPLATE = "sweep_report.html.j2"
 MISSING = "—"
@@ -245,6 +246,7 @@ def render_sweep_html(
     judges: Sequence[str] = (),
     files: Sequence[str] = (),
     sides: Sequence[str] = (),
+    objective: str | None = None,
 ) -> str:
     """The report page.
 
@@ -260,6 +262,7 @@ def render_sweep_html(
         judges: Columns of the second table (default: the judges that ran).
         files: The report's other files, listed at the end.
         sides: What fewer and more passages than the best k did, one sentence each.
+        objective: What the best k was chosen by (the cost-per-k table's quality column).
     """
     import jinja2
 
@@ -300,6 +303,7 @@ def render_sweep_html(
         worst=worst,
         cases=[(m, worst_cases(result, m, worst)) for m in result.metrics],
         files=list(files),
+        view=question_view(result, objective),
     )
 
 

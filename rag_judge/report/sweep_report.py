@@ -25,6 +25,7 @@ from rag_judge.jobs.sweep.summary import BestK, objective_values, summarise
 from rag_judge.report.sweep_html import MISSING, cost_totals, render_sweep_html
 from rag_judge.report.sweep_models import models_sentence, self_judging_warning
 from rag_judge.report.sweep_plot import RETRIEVAL_PLOTTED, sweep_png
+from rag_judge.report.sweep_questions import QuestionView, question_view
 from rag_judge.report.sweep_reading import read_sides
 from rag_judge.report.tables import markdown_text, spreadsheet_safe
 
@@ -134,6 +135,7 @@ def render_summary_markdown(
         lines += [f"> {markdown_text(objective.note)}", ""]
     columns = [c for c in [objective.used] if c and "*" in c] + main_metrics(result)
     lines += ["## Mean per k", "", *_markdown_table(summary, columns, best), ""]
+    lines += _question_sections(question_view(result, objective.used))
     lines += ["## Not applicable", ""]
     lines += [f"- {m}: {markdown_text(why)}" for m, why in sorted(result.skipped.items())] or [
         "- none"
@@ -149,6 +151,31 @@ def render_summary_markdown(
     lines += ["", "## Files (in this folder)", ""]
     lines += [f"- `{name}`: {FILES[name]}" if name in FILES else f"- `{name}`" for name in files]
     return "\n".join(lines) + "\n"
+
+
+def _question_sections(view: QuestionView) -> list[str]:
+    """Cost per k, the answers that change with k, and the passages found but answered wrong."""
+    lines: list[str] = []
+    if view.cost_rows:
+        lines += ["## Cost per k", "", _row(view.cost_head), "|" + "---:|" * len(view.cost_head)]
+        lines += [_row(row) for row in view.cost_rows] + [""]
+    lines += ["## Answers that change with k", "", markdown_text(view.changes_sentence), ""]
+    if view.change_rows:
+        head = ("question", "asked", "answer by k (reference match)", "answer text found at k")
+        lines += [_row(head), "|---|---|---|---:|"]
+        lines += [_row(tuple(markdown_text(c) for c in row)) for row in view.change_rows]
+        if view.more_changes:
+            lines += ["", f"… and {view.more_changes} more (per_question.csv has every answer)."]
+        lines += [""]
+    if view.wrong_rows:
+        head = ("k", "answer text in the top k", "of them, answer matches no reference", "share")
+        lines += ["## Passage found, answer wrong", "", _row(head), "|" + "---:|" * len(head)]
+        lines += [_row(row) for row in view.wrong_rows] + [""]
+    return lines
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
 
 
 def _cost_line(result: SweepResult, frame: pd.DataFrame) -> str:
@@ -241,6 +268,7 @@ def write_sweep_report(
         judges=judges,
         files=[n for n in FILES if n != "report.html"],
         sides=sides,
+        objective=chosen.used,
     )
     paths["report.html"].write_text(html, encoding="utf-8", newline="\n")
     markdown = render_summary_markdown(result, shown, chosen, best, title=title, sides=sides)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import http.server
 import json
 import shutil
@@ -335,3 +336,44 @@ def test_a_folder_set_is_titled_by_its_manifest_name_not_its_path(
     summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
     assert summary.startswith("# my_set k-sweep")
     assert str(tmp_path) not in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+
+
+def test_questions_run_concurrently_and_give_the_rows_of_one_at_a_time(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    """--concurrency 4 over a server: calls overlap (the first call waits for a second one to
+    arrive), and every per-question row equals the one-at-a-time sweep's."""
+    arrived = threading.Barrier(2, timeout=30)
+    overlapped: list[bool] = []
+
+    def model(body: dict[str, Any]) -> str:
+        if not overlapped:
+            try:
+                arrived.wait()
+                overlapped.append(True)
+            except threading.BrokenBarrierError:
+                overlapped.append(False)
+        reply = sweep_model(body)
+        if reply != "这是答案。":
+            return reply
+        user = body["messages"][-1]["content"]  # an answer that differs by question and k
+        return f"答案{hashlib.sha256(user.encode()).hexdigest()[:6]}。"
+
+    served.respond = model
+
+    def frame(name: str, concurrency: int) -> pd.DataFrame:
+        args = ["sweep", "cmrc2018_zh_chunked", "--limit", "4", "--ks", "1-3"]
+        args += ["--model", "openai/judge", "--embeddings", "openai/embed"]
+        args += ["--base-url", f"http://127.0.0.1:{served.port}/v1"]
+        args += ["--concurrency", str(concurrency), "-o", str(tmp_path / name)]
+        env = {"RAG_JUDGE_CACHE_DIR": str(tmp_path / f"cache_{name}"), "OPENAI_API_KEY": "k"}
+        run = CliRunner().invoke(main, args, env=env)
+        assert run.exit_code == 0, run.output
+        return pd.read_parquet(tmp_path / name / "per_question.parquet")
+
+    parallel = frame("parallel", 4)
+    assert overlapped
+    assert all(overlapped)  # the first two calls were in flight together
+    serial = frame("serial", 1)
+    assert serial["answer"].nunique() == len(serial) == 12
+    pd.testing.assert_frame_equal(parallel, serial)

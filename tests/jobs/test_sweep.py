@@ -46,17 +46,24 @@ NO_EMBEDDER_TEXT = "no embedder given (answer relevancy embeds the reverse quest
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_generator_prompt_for_k_extends_the_prompt_for_k_minus_1(language: str) -> None:
+def test_generator_prompt_extends_k_minus_1_and_is_the_judges_prefix(language: str) -> None:
+    """k's answer prompt starts with k - 1's passages, and the fragment judge's prompt starts
+    with the answer prompt's system message, passages and question line: llama.cpp reads
+    each passage once per question, and the judge re-reads only the answer."""
     prompt = load_prompt("generate/answer", language)
     contexts = ["First passage.", "Second passage.", "Third passage."]
     two = prompt.render(question="Q?", contexts=contexts[:2])
     three = prompt.render(question="Q?", contexts=contexts)
     assert two[0] == three[0]  # the system message does not depend on k
-    tail = two[-1].content.split(contexts[1])[-1]  # the fixed closing part after the passages
-    assert 0 < len(tail) < 12
-    assert three[-1].content.startswith(two[-1].content.removesuffix(tail))
-    assert three[-1].content.endswith(tail)
-    assert two[-1].content.index("Q?") < two[-1].content.index(contexts[0])  # question first
+    passages_of_two = two[-1].content.split(contexts[1])[0] + contexts[1]
+    assert three[-1].content.startswith(passages_of_two)
+    judge = load_prompt("claims/answer", language).render(
+        passages=contexts, question="Q?", claim="A"
+    )
+    assert judge[0] == three[0]
+    question_line = three[-1].content.index("Q?") + len("Q?\n")
+    assert judge[-1].content[:question_line] == three[-1].content[:question_line]
+    assert three[-1].content.index(contexts[-1]) < three[-1].content.index("Q?")
 
 
 def test_every_question_has_every_k_with_retrieval_and_judge_values() -> None:
@@ -83,14 +90,18 @@ def test_every_question_has_every_k_with_retrieval_and_judge_values() -> None:
     assert result.skipped == {}
 
 
-def test_answers_come_in_ascending_k_back_to_back_then_the_judges() -> None:
+def test_answers_come_in_ascending_k_back_to_back_when_their_claims_need_the_model() -> None:
+    """Generate mode: every answer's claims are extracted by the model (a call that would evict
+    the passages), so the answers come back to back and the judges after them."""
     _, backend = toy_sweep()
     kinds = [(r.prompt_id or "").split(".")[0] + f":{len(passages(r))}" for r in backend.requests]
     per_question = len(kinds) // 2
     for start in (0, per_question):
         block = kinds[start : start + per_question]
-        assert block[:4] == [f"generate/answer:{k}" for k in KS]
-        assert not any(k.startswith("generate/") for k in block[4:])
+        first = block.index("generate/answer:1")
+        assert block[:first] == ["claims/extract:0"] * first  # the reference's claims, once
+        assert block[first : first + 4] == [f"generate/answer:{k}" for k in KS]
+        assert not any(k.startswith("generate/") for k in block[first + 4 :])
 
 
 def test_passage_judges_run_back_to_back_in_ascending_k_then_context_recall() -> None:
@@ -282,9 +293,9 @@ def test_cmrc_sample_with_bm25(tmp_path: Path) -> None:
     assert all(".zh@" in p for p in prompts)
 
 
-def test_a_sweep_in_score_mode_reads_passages_in_ascending_k_and_scores_every_k() -> None:
+def test_a_sweep_in_score_mode_reads_each_passage_once_and_scores_every_k() -> None:
     """The scoring path in a sweep: the answers' claims are split without a model, each k's
-    faithfulness is one probe over its top k, context recall reads the top K cumulatively."""
+    faithfulness is one probe over its top k, context recall reads the top k for every k."""
     result, backend = toy_sweep(options=JudgeOptions(mode="score"))
     assert column(result, "q1", "faithfulness_status") == ["no_claims", "ok", "ok", "ok"]
     assert column(result, "q2", "faithfulness_status") == ["ok"] * 4
@@ -302,7 +313,17 @@ def test_a_sweep_in_score_mode_reads_passages_in_ascending_k_and_scores_every_k(
         and tagged(r, "answer") == "Paris"
         and set(tagged_passages(r)) <= chunk_texts
     ]
-    assert recall_probes == [1, 2, 3, 4]  # q1's reference over the top K: k = 1..K, in order
+    assert recall_probes == [4, 3, 2, 1]  # q1's reference over the top K: k = K down to 1
+    # q2's answers are fragments (claims without a call): each is judged right after it was
+    # written, on the passages just read, then context recall reads the top K from K down.
+    kinds = [
+        ((r.prompt_id or "").split(".")[0], r.messages[-1].content.count("\n["))
+        for r in backend.requests
+    ]
+    start = [i for i, kind in enumerate(kinds) if kind == ("generate/answer", 1)][1]
+    interleaved = [(step, k) for k in KS for step in ("generate/answer", "claims/support")]
+    assert kinds[start : start + 8] == interleaved
+    assert kinds[start + 8 : start + 12] == [("claims/answer", k) for k in reversed(KS)]
 
 
 def test_a_separate_generator_answers_and_the_judge_only_judges() -> None:

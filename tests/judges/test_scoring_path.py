@@ -210,7 +210,7 @@ def test_a_short_reference_answer_is_a_claim_without_a_probe(question: str, refe
     assert f"<answer>{reference}</answer>" in asked
 
 
-def test_context_recall_reads_the_passages_cumulatively_for_every_k() -> None:
+def test_context_recall_reads_the_top_k_for_every_k_from_k_down() -> None:
     sample = RagSample(
         id="s6",
         question="When was the Red Cross founded?",
@@ -239,7 +239,7 @@ def test_context_recall_reads_the_passages_cumulatively_for_every_k() -> None:
     at_k = [support_probability(0.2, covered, unstated_fact=True)]
     at_k.append(support_probability(0.9, coverage(sample.reference or "", *contexts[:2])))
     assert result.by_k == pytest.approx({1: at_k[0], 2: at_k[1], 3: at_k[1]})  # running max
-    assert shown == [1, 2, 3]  # k = 1, 2, 3: each prompt extends the previous one
+    assert shown == [3, 2, 1]  # k = K down to 1: each prompt's passages start the previous one's
     assert result.claims[0].chunks == (2,)
 
 

@@ -4,14 +4,22 @@ llama.cpp keeps the KV cache of the previous prompt and re-reads only what diffe
 longest common prefix; any call in between evicts it (../shared/DESIGN.md has the measured
 cost). So, per question:
 
-1. the answers for every k, in ascending k back to back: each prompt extends the previous one;
-2. the steps that read no passage, for every k: the answers' claims, reverse questions
+1. for every k in ascending order, its answer, and then at once — when the answer's claims need
+   no model call (a fragment answer, short plain statements: the scoring path splits them
+   itself) — the judges that read the passages: the generator's prompt (``generate/answer``)
+   begins with the judges' system prompt, passage block and question line, so the judge
+   re-reads only the answer and its instruction, and k + 1's prompt extends k's passages;
+2. the one-pass judges over the top K (context recall for every k), which ask for the top k
+   from k = K down: each prompt's passages are a prefix of the one before, the first of the
+   last answer's, so only the prompts' last lines are read;
+3. the steps that read no passage, for every k: the other answers' claims, reverse questions
    (answer relevancy), completeness against the reference — short prompts, and cache hits
    wherever two ks gave the same answer;
-3. the judges that read the passages, in ascending k back to back: the passages come first in
-   the verification prompt, so k's prompt shares k-1's passages as its prefix;
-4. the one-pass judges over the top K (context recall for every k), which extend k = K's
-   passages.
+4. the passage-reading judges of the answers step 1 left (their claims took a model call,
+   which evicted the passages), in ascending k back to back; when there are any, step 2 comes
+   after them, whose last prompt then holds the top K.
+
+The reference's claims, shared by every k, are split first, where a model call evicts nothing.
 """
 
 from __future__ import annotations
@@ -53,35 +61,46 @@ class QuestionRunner:
         """
         language = detect_language(query.question)
         prompt_language = language if language in prompt_languages() else "en"
-        generations = [
-            Generation(answer=answers[k], status="ok")
-            if answers
-            else await generate_answer(
-                self.generator,
-                question=query.question,
-                contexts=contexts[:k],
-                language=prompt_language,
-            )
-            for k in self.plan.ks
-        ]
-        top = self._work(query, contexts, None, language)
-        works = [
-            self._work(query, contexts[:k], generation.answer, language, top=top)
-            for k, generation in zip(self.plan.ks, generations, strict=True)
-        ]
-        # Judges whose prompts hold no passage run before the passage-heavy ones.
         free = [n for n in self.plan.per_k if not JUDGES[n].reads_passages]
         reading = [n for n in self.plan.per_k if JUDGES[n].reads_passages]
-        judged: list[dict[str, JudgeResult]] = [{} for _ in works]
+        top = self._work(query, contexts, None, language)
+        if query.answers and self.plan.once:
+            await top.reference_claims()  # first: a call here evicts no passage read for k
+        generations: list[Generation] = []
+        works: list[SampleWork] = []
+        judged: list[dict[str, JudgeResult]] = [{} for _ in self.plan.ks]
+        for k, out in zip(self.plan.ks, judged, strict=True):
+            generation = (
+                Generation(answer=answers[k], status="ok")
+                if answers
+                else await generate_answer(
+                    self.generator,
+                    question=query.question,
+                    contexts=contexts[:k],
+                    language=prompt_language,
+                )
+            )
+            work = self._work(query, contexts[:k], generation.answer, language, top=top)
+            generations.append(generation)
+            works.append(work)
+            if reading and work.answer_claims_need_no_call():  # step 1: passages still cached
+                for name in reading:
+                    out[name] = await JUDGES[name](work)
+        left = [(work, out) for work, out in zip(works, judged, strict=True) if reading and not out]
+        once = {}
+        if not left:  # step 2: the top K are still cached from the last answer
+            once = {name: await JUDGES[name](top) for name in self.plan.once}
+        for work, _ in left:
+            if work.sample.answer is not None:
+                await work.answer_claims()  # step 3, memoised: the passage judges reuse it
         for work, out in zip(works, judged, strict=True):
-            if reading and work.sample.answer is not None:
-                await work.answer_claims()  # memoised: the passage judges reuse it
             for name in free:
                 out[name] = await JUDGES[name](work)
-        for work, out in zip(works, judged, strict=True):
+        for work, out in left:  # step 4
             for name in reading:
                 out[name] = await JUDGES[name](work)
-        once = {name: await JUDGES[name](top) for name in self.plan.once}
+        if left:  # after step 4, whose last prompt holds the top K
+            once = {name: await JUDGES[name](top) for name in self.plan.once}
         per_k = [{name: out[name] for name in self.plan.per_k} for out in judged]
         source: AnswerSource = "external" if answers else "generated"
         return QuestionRun(query, language, len(contexts), tuple(generations), once, per_k, source)

@@ -18,6 +18,9 @@ from rag_judge.judges import DEFAULT_OBJECTIVE, JUDGES
 
 ID_COLUMNS = ("question_id", "type", "language", "k", "n_contexts")
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens")
+ANSWER_TOKENS = "answer_prompt_tokens"
+"""Column: the generator's prompt tokens for the row's answer, what serving that k costs (empty
+when the user's RAG answered; the judges' tokens are in ``prompt_tokens``)."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,8 @@ class SweepResult:
     """One row per question and k: ids, ``doc_*`` and ``text_*`` retrieval measures, each
     judge's value (nullable Float64, never NaN) and ``<judge>_status``, the answer, its
     ``generation_status``, ``answer_source`` (``generated`` by our generator or ``external``
-    from the user's RAG), and ``calls``/``prompt_tokens``/``completion_tokens``."""
+    from the user's RAG), ``answer_prompt_tokens`` (the generator's prompt) and
+    ``calls``/``prompt_tokens``/``completion_tokens`` (everything the row cost)."""
     ks: tuple[int, ...]
     """The cutoffs, ascending."""
     metrics: tuple[str, ...]
@@ -133,9 +137,9 @@ def build_frame(
         for key in [(row["question_id"], row["k"])]
     ]
     judges = [c for m in plan.metrics for c in (m, f"{m}_status")]
-    tail = ["answer", "generation_status", "answer_source", *COST_COLUMNS]
+    tail = ["answer", "generation_status", "answer_source", ANSWER_TOKENS, *COST_COLUMNS]
     columns = [*ID_COLUMNS, *retrieval, *judges, *tail]
     frame = pd.DataFrame(joined, columns=columns)
     numeric = dict.fromkeys([*retrieval, *plan.metrics], "Float64")
-    counts = dict.fromkeys(("k", "n_contexts", *COST_COLUMNS), "Int64")
+    counts = dict.fromkeys(("k", "n_contexts", ANSWER_TOKENS, *COST_COLUMNS), "Int64")
     return frame.astype({**numeric, **counts})

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from rag_judge.core.types import JudgeResult
 from rag_judge.data.eval_sets import EvalQuery
 from rag_judge.jobs.sweep.plan import SweepPlan
+from rag_judge.jobs.sweep.result import ANSWER_TOKENS
 from rag_judge.pipeline.generate import Generation
 
 AnswerSource = Literal["generated", "external"]
@@ -60,6 +61,9 @@ def question_rows(run: QuestionRun, plan: SweepPlan) -> list[dict[str, Any]]:
             "answer": generation.answer,
             "generation_status": generation.status,
             "answer_source": run.answer_source,
+            ANSWER_TOKENS: (
+                generation.usage.prompt_tokens if run.answer_source == "generated" else None
+            ),
         }
         for name, result in judged.items():
             row |= {name: result.value, f"{name}_status": result.status}

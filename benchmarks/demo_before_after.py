@@ -1,0 +1,122 @@
+"""`make demo`'s job before and after, on the same questions, in one run: wall time, calls, tokens.
+
+*before* is the demo's command at an earlier commit (checked out with ``git worktree`` into a
+temporary folder and imported from there), *after* the command of this checkout's Makefile.
+Each runs as ``rag-judge sweep`` does from the shell, in its own process, with a fresh response
+cache and the weights already assembled, one after the other on this machine, over the first
+``--limit`` questions. Calls and tokens come from the per-question table the sweep wrote
+(every model call, the embedder's requests not included); wall time is the whole process's.
+
+Usage::
+
+    .venv/bin/python benchmarks/demo_before_after.py --before 1daa9f6 --limit 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from _machine import machine_info
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).parent / "results"
+BEFORE = ["cmrc2018_zh", "--ks", "1-10"]
+"""The demo's arguments before this issue: whole paragraphs, the default judges."""
+AFTER = [
+    "cmrc2018_zh_chunked",
+    "--ks",
+    "1-10",
+    "--metrics",
+    re.search(r"^DEMO_METRICS \?= (\S+)", (ROOT / "Makefile").read_text(), re.M)[1],  # type: ignore[index]
+]
+"""The demo's arguments now (the Makefile's ``demo`` target)."""
+
+
+def run(label: str, source: Path, arguments: list[str], limit: int, work: Path) -> dict[str, Any]:
+    """One demo command in its own process; its wall time and what the sweep table counts."""
+    out, cache = work / f"{label}_out", work / f"{label}_cache"
+    command = [sys.executable, "-c", "from rag_judge.cli import main; main()", "sweep", *arguments]
+    command += ["--limit", str(limit), "-o", str(out)]
+    environment = os.environ | {"PYTHONPATH": str(source), "RAG_JUDGE_CACHE_DIR": str(cache)}
+    started = time.perf_counter()
+    subprocess.run(command, env=environment, check=True, capture_output=True, cwd=source)
+    wall = time.perf_counter() - started
+    frame = pd.read_parquet(out / "per_question.parquet")
+    questions = int(frame["question_id"].nunique())
+    return {
+        "label": label,
+        "arguments": arguments,
+        "questions": questions,
+        "wall_s": round(wall, 1),
+        "per_question_s": round(wall / questions, 1),
+        "calls": int(frame["calls"].sum()),
+        "prompt_tokens": int(frame["prompt_tokens"].sum()),
+        "completion_tokens": int(frame["completion_tokens"].sum()),
+    }
+
+
+def markdown(found: dict[str, Any]) -> str:
+    before, after = found["before"], found["after"]
+    lines = [
+        "# `make demo`'s job before and after issue 26, same questions",
+        "",
+        "Written by `benchmarks/demo_before_after.py`; fresh response cache per run, weights "
+        f"already assembled, one process each, back to back on {found['machine']['cpu_model']} "
+        f"({found['machine']['logical_cores']} cores). Before: commit `{found['before_commit']}`, "
+        "whole CMRC paragraphs, generator prompt v1, answers then judges, the default judges. "
+        "After: this commit, `cmrc2018_zh_chunked`, generator prompt v2 (the judges' prefix), "
+        "each answer judged on the passages just read, the demo's judges.",
+        "",
+        "| run | questions | wall s | s per question | calls | prompt tok | completion tok |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for row in (before, after):
+        lines.append(
+            f"| {row['label']}: `sweep {' '.join(row['arguments'])}` | {row['questions']} "
+            f"| {row['wall_s']} | {row['per_question_s']} | {row['calls']} "
+            f"| {row['prompt_tokens']:,} | {row['completion_tokens']:,} |"
+        )
+    speedup = before["per_question_s"] / after["per_question_s"]
+    lines += ["", f"Speed-up per question: **{speedup:.2f}x**.", ""]
+    machine = ", ".join(f"{k}={v}" for k, v in found["machine"].items())
+    return "\n".join([*lines, f"Machine: {machine}", ""])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", required=True, help="the commit of the earlier demo")
+    parser.add_argument("--limit", type=int, default=3)
+    args = parser.parse_args()
+    found: dict[str, Any] = {"machine": machine_info(), "before_commit": args.before}
+    with tempfile.TemporaryDirectory() as temporary:
+        work = Path(temporary)
+        old = work / "before_source"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(old), args.before],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        try:
+            found["before"] = run("before", old, BEFORE, args.limit, work)
+            found["after"] = run("after", ROOT, AFTER, args.limit, work)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "demo_before_after.json").write_text(json.dumps(found, indent=2) + "\n")
+    (RESULTS / "demo_before_after.md").write_text(markdown(found))
+    print(markdown(found))
+
+
+if __name__ == "__main__":
+    main()
