@@ -113,7 +113,7 @@ def test_a_sweep_generates_in_process_and_judges_through_the_server(
     the scoring path, from its log-probabilities), and the summary names both."""
     out = tmp_path / "sweep"
     (tmp_path / "empty.toml").write_text("", encoding="utf-8")
-    args = ["sweep", "cmrc2018_zh", "--limit", "2", "--ks", "1-3", "-o", str(out)]
+    args = ["sweep", "cmrc2018_zh_chunked", "--limit", "2", "--ks", "1-3", "-o", str(out)]
     args += ["--generator", DEFAULT_MODEL, "--judge", "openai-compatible/local"]
     args += ["--base-url", llama_server.base_url, "--judge-mode", "score"]
     args += ["--metrics", "faithfulness"]
