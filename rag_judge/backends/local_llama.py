@@ -50,10 +50,6 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 """The embedded default: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M."""
 KNOWN_MODELS: dict[str, ModelWeights] = {DEFAULT_MODEL: QWEN_CODER_1_5B}
 """Named models whose weights ship as chunk packages."""
-FLASH_ATTENTION = True
-"""llama.cpp's fused attention: prompts read 17% faster on a 2-core AMD EPYC, the way a sweep
-reads them (120-token passages onto a growing context: 81 against 69 tokens/s, median of
-three; ``benchmarks/results/sweep_steps_local_chunked.md`` has the sweep's figures)."""
 DEFAULT_MAX_TOKENS = 1024
 """Reply length cap when a request sets none (llama.cpp's own default is the whole context)."""
 YES_VARIANTS = ("yes", "Yes", "YES", " yes", " Yes", " YES")
@@ -191,7 +187,6 @@ class LocalLlama:
                     n_threads=self.n_threads,
                     n_threads_batch=self.n_threads,
                     logits_all=self.logits_all,
-                    flash_attn=FLASH_ATTENTION,
                     verbose=False,
                 )
         except (ValueError, RuntimeError, OSError) as error:
