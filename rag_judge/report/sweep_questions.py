@@ -43,7 +43,7 @@ def question_view(result: SweepResult, objective: str | None) -> QuestionView:
     questions whose passage was found but whose answer matches no reference."""
     frame = result.per_question
     cost = cost_by_k(frame, objective)
-    label = f"`{objective}`" if objective else "objective"
+    label = objective or "objective"
     cost_head = ("k", "generator prompt tokens", label, f"{label} per 1,000 prompt tokens")
     cost_rows = tuple(
         (str(r["k"]), _number(r["prompt_tokens"], 0), _number(r["objective"], 3),

@@ -157,7 +157,8 @@ def _question_sections(view: QuestionView) -> list[str]:
     """Cost per k, the answers that change with k, and the passages found but answered wrong."""
     lines: list[str] = []
     if view.cost_rows:
-        lines += ["## Cost per k", "", _row(view.cost_head), "|" + "---:|" * len(view.cost_head)]
+        head = tuple(markdown_text(c) for c in view.cost_head)
+        lines += ["## Cost per k", "", _row(head), "|" + "---:|" * len(head)]
         lines += [_row(row) for row in view.cost_rows] + [""]
     lines += ["## Answers that change with k", "", markdown_text(view.changes_sentence), ""]
     if view.change_rows:
