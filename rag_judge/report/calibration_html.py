@@ -22,10 +22,9 @@ from pathlib import Path
 from rag_judge.calibration.estimate import Estimate
 from rag_judge.calibration.report import CalibrationReport
 from rag_judge.report.calibration_plot import reliability_png
-from rag_judge.report.tables import markdown_text
+from rag_judge.report.tables import MISSING, markdown_text
 
 TEMPLATE = "calibration_report.html.j2"
-MISSING = "—"
 FILES = {
     "metrics.csv": "every figure: name, estimate, low, high, n, method, reason",
     "summary.md": "this summary",

@@ -18,10 +18,9 @@ from rich.table import Table
 from rich.text import Text
 
 from rag_judge.jobs.compare.comparison import DEPTH, MEASURES, RetrieverComparison
-from rag_judge.report.tables import Rows, markdown_text, spreadsheet_safe, to_csv
+from rag_judge.report.tables import MISSING, Rows, markdown_text, spreadsheet_safe, to_csv
 
 NOT_APPLICABLE: Final = "n/a"
-MISSING: Final = "—"
 LABELS: Final = {"id": "by document id (qrels)", "text": "by answer text"}
 """How each relevance is named in titles (text adds its coverage threshold)."""
 _SHOWN_IDS: Final = 5

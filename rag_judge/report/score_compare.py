@@ -18,7 +18,7 @@ from rag_judge.calibration.judge_scores import ClaimScore
 from rag_judge.core.nested_bootstrap import Spread
 from rag_judge.jobs.score_compare.comparison import MetricComparison, RowChange, ScoreComparison
 from rag_judge.jobs.score_compare.gate import Check
-from rag_judge.report.tables import markdown_text
+from rag_judge.report.tables import MISSING, markdown_text
 from rag_judge.runtime.atomic import write_lines
 
 TEMPLATE = "score_compare.html.j2"
@@ -55,7 +55,7 @@ class ComparisonFiles:
 
 def _f(value: float | None, sign: bool = False) -> str:
     if value is None:
-        return "—"
+        return MISSING
     return f"{value:+.3f}" if sign else f"{value:.3f}"
 
 
@@ -65,14 +65,14 @@ def _code(text: str) -> str:
 
 
 def _p(value: float | None) -> str:
-    return "—" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
+    return MISSING if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
 
 
 def metric_cells(found: MetricComparison) -> list[str]:
     """The summary row of one metric, as text cells (Markdown and HTML share them)."""
     ci = found.difference
-    change = "—" if ci is None else f"{ci.estimate:+.3f} [{ci.low:+.3f}, {ci.high:+.3f}]"
-    flips = "—" if found.mcnemar is None else f"{found.fixed} / {found.broken}"
+    change = MISSING if ci is None else f"{ci.estimate:+.3f} [{ci.low:+.3f}, {ci.high:+.3f}]"
+    flips = MISSING if found.mcnemar is None else f"{found.fixed} / {found.broken}"
     return [
         found.metric,
         str(found.n_paired),
@@ -89,7 +89,7 @@ def spread_sentence(found: MetricComparison) -> str:
     """``faithfulness BASE 0.031, NEW 0.052``: the judge's spread on each side."""
 
     def sd(spread: Spread | None) -> str:
-        return "—" if spread is None else f"{spread.sd:.3f}"
+        return MISSING if spread is None else f"{spread.sd:.3f}"
 
     return f"{found.metric} BASE {sd(found.base_spread)}, NEW {sd(found.new_spread)}"
 
@@ -124,7 +124,7 @@ def claim_pairs(change: RowChange) -> list[tuple[str, str, str]]:
 
     def verdict(claim: ClaimScore | None) -> str:
         if claim is None:
-            return "—"
+            return MISSING
         label = claim.verdict or "no verdict"
         p = claim.support_probability
         return label if p is None else f"{label} ({p:.2f})"

@@ -21,9 +21,9 @@ from rag_judge.jobs.sweep.summary import BestK
 from rag_judge.judges import JUDGES
 from rag_judge.report.sweep_models import generator_name, self_judging_warning
 from rag_judge.report.sweep_questions import question_view
+from rag_judge.report.tables import MISSING
 
 TEMPLATE = "sweep_report.html.j2"
-MISSING = "—"
 MAX_STATUS_ROWS = 20
 """Unscored rows listed per metric; the rest are counted (all are in per_question.csv)."""
 

@@ -16,8 +16,8 @@ from rag_judge.jobs.sweep.by_question import (
     match_column,
 )
 from rag_judge.jobs.sweep.result import SweepResult
+from rag_judge.report.tables import MISSING
 
-MISSING = "—"
 SHOWN_CHANGES = 10
 """Questions listed whose answer changes with k; the rest are counted (all are in the CSV)."""
 ANSWER_CHARS = 24

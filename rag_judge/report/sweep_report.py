@@ -22,12 +22,12 @@ from rag_judge.core.errors import InputError
 from rag_judge.jobs.sweep.objective import Decision, Objective, decide
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.summary import BestK, objective_values, summarise
-from rag_judge.report.sweep_html import MISSING, cost_totals, render_sweep_html
+from rag_judge.report.sweep_html import cost_totals, render_sweep_html
 from rag_judge.report.sweep_models import models_sentence, self_judging_warning
 from rag_judge.report.sweep_plot import RETRIEVAL_PLOTTED, sweep_png
 from rag_judge.report.sweep_questions import QuestionView, question_view
 from rag_judge.report.sweep_reading import read_sides
-from rag_judge.report.tables import markdown_text, spreadsheet_safe
+from rag_judge.report.tables import MISSING, markdown_text, spreadsheet_safe
 
 FILES = {
     "per_question.parquet": "one row per question × k (values, statuses, answers, cost)",

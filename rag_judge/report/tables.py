@@ -16,6 +16,8 @@ from rag_judge.retrieval.compare import RunComparison
 from rag_judge.retrieval.result import SUMMED_FAMILIES, EvalResult
 
 Rows = list[list[str]]
+MISSING = "—"
+"""What a table cell shows for a value that is not there (never "nan", never 0)."""
 
 
 def format_value(value: float, *, count: bool = False, exact: bool = False) -> str:
@@ -119,11 +121,15 @@ def judge_summary_table(summaries: Sequence[MetricSummary]) -> tuple[list[str], 
         header.insert(3, "judge sd")
     rows: Rows = []
     for s in summaries:
-        mean = "—" if s.mean is None else f"{s.mean:.3f}"
-        ci = "—" if s.ci_low is None or s.ci_high is None else f"[{s.ci_low:.3f}, {s.ci_high:.3f}]"
+        mean = MISSING if s.mean is None else f"{s.mean:.3f}"
+        ci = (
+            MISSING
+            if s.ci_low is None or s.ci_high is None
+            else f"[{s.ci_low:.3f}, {s.ci_high:.3f}]"
+        )
         statuses = ", ".join(f"{k} {v}" for k, v in s.statuses.items())
         row = [s.metric, mean, ci, str(s.n_scored), str(s.n), statuses]
         if repeated:
-            row.insert(3, "—" if s.judge_sd is None else f"{s.judge_sd:.3f}")
+            row.insert(3, MISSING if s.judge_sd is None else f"{s.judge_sd:.3f}")
         rows.append(row)
     return header, rows
