@@ -66,13 +66,13 @@ sys.path.insert(0, str(REPO))
 
 from _machine import machine_info  # noqa: E402
 
-from rag_judge.backends import http_backend  # noqa: E402
-from rag_judge.backends.client import CallPolicy, ModelClient  # noqa: E402
-from rag_judge.backends.http_backend import HTTPChat  # noqa: E402
-from rag_judge.backends.openai_backend import OpenAIChat  # noqa: E402
 from rag_judge.backends.protocol import ChatBackend  # noqa: E402
-from rag_judge.backends.scripted import ScriptedBackend  # noqa: E402
+from rag_judge.backends.providers import http_backend  # noqa: E402
+from rag_judge.backends.providers.http_backend import HTTPChat  # noqa: E402
+from rag_judge.backends.providers.openai_backend import OpenAIChat  # noqa: E402
+from rag_judge.backends.providers.scripted import ScriptedBackend  # noqa: E402
 from rag_judge.backends.types import ChatRequest, ChatResponse  # noqa: E402
+from rag_judge.backends.wrapper.client import CallPolicy, ModelClient  # noqa: E402
 
 GOAL = 0.90
 LATENCY = 0.05
@@ -249,7 +249,7 @@ async def run_ours_http(base_url: str, calls: int, concurrency: int) -> None:
 
 
 async def run_ours_litellm(base_url: str, calls: int, concurrency: int) -> None:
-    from rag_judge.backends.litellm_backend import LiteLLMChat
+    from rag_judge.backends.providers.litellm_backend import LiteLLMChat
 
     backend = LiteLLMChat("openai/fake-model", api_base=base_url, api_key="bench")
     await _run_ours(backend, calls, concurrency)

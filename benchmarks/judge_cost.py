@@ -329,7 +329,7 @@ class CountingProxy:
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         server_log: ServerLog | None = None,
     ) -> None:
-        from rag_judge.backends.embedders import USEM3Embedder
+        from rag_judge.backends.local.embedders import USEM3Embedder
 
         self.upstream = upstream.rstrip("/")
         self.server_log = server_log
@@ -557,7 +557,7 @@ def free_port() -> int:
 @contextlib.contextmanager
 def llama_server(log_path: Path) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server over the verified local GGUF; yields its URL."""
-    from rag_judge.backends.weights import default_model_path
+    from rag_judge.backends.local.weights import default_model_path
 
     model = default_model_path()
     port = free_port()
@@ -565,7 +565,7 @@ def llama_server(log_path: Path) -> Iterator[str]:
     command = [
         sys.executable,
         "-m",
-        "rag_judge.backends.llama_server",
+        "rag_judge.backends.local.llama_server",
         "--model",
         str(model),
         "--model_alias",
@@ -583,7 +583,7 @@ def llama_server(log_path: Path) -> Iterator[str]:
     with log_path.open("w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:
-            from rag_judge.backends.llama_server import wait_until_serving
+            from rag_judge.backends.local.llama_server import wait_until_serving
 
             try:
                 wait_until_serving(url + "/v1", server, 300)

@@ -35,9 +35,9 @@ from typing import Any
 from _machine import machine_info
 from fit_support import MEASURED_BEGIN, wice_half
 
-from rag_judge.backends.client import CallPolicy, ModelClient
-from rag_judge.backends.local_llama import LocalLlama
+from rag_judge.backends.local.local_llama import LocalLlama
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
 from rag_judge.core.types import RagSample
 from rag_judge.data.calibration_sets import load_calibration_set
 from rag_judge.jobs.score.run import aevaluate

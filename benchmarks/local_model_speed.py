@@ -75,9 +75,9 @@ def passages(count: int, seed: int) -> str:
 
 def child(name: str, quick: bool) -> dict[str, Any]:
     """Run every measurement for one configuration; returns a JSON-able dict."""
-    from rag_judge.backends.local_llama import LocalLlama
+    from rag_judge.backends.local.local_llama import LocalLlama
+    from rag_judge.backends.local.weights import default_model_path
     from rag_judge.backends.types import ChatRequest
-    from rag_judge.backends.weights import default_model_path
 
     long_n, context_n, n_claims = (4, 2, 3) if quick else (19, 9, len(CLAIMS))
     started = time.perf_counter()

@@ -43,7 +43,7 @@ def child(config: str) -> dict[str, Any]:
     import llama_cpp.llama_cpp as native
     from llama_cpp import Llama
 
-    from rag_judge.backends.weights import default_model_path
+    from rag_judge.backends.local.weights import default_model_path
 
     path = str(default_model_path())
     defaults = native.llama_model_default_params

@@ -31,7 +31,7 @@ from _machine import machine_info
 from fit_support import tuning_rows
 from sklearn.metrics import roc_auc_score
 
-from rag_judge.backends.local_llama import LocalLlama
+from rag_judge.backends.local.local_llama import LocalLlama
 from rag_judge.backends.types import ChatRequest
 from rag_judge.core.types import RagSample
 from rag_judge.judges.evidence import focus

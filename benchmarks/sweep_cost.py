@@ -40,8 +40,8 @@ from typing import Any
 
 from _machine import machine_info
 
-from rag_judge.backends.embedding_client import EmbeddingClient
-from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.language import detect_language
 from rag_judge.core.types import RagSample
 from rag_judge.data.eval_sets import load_eval_set

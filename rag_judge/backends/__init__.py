@@ -2,7 +2,7 @@
 
 >>> import asyncio
 >>> from rag_judge.backends import ModelClient, ChatRequest
->>> from rag_judge.backends.scripted import ScriptedBackend
+>>> from rag_judge.backends.providers.scripted import ScriptedBackend
 >>> client = ModelClient(ScriptedBackend(["Paris"]))
 >>> asyncio.run(client.chat(ChatRequest.of(("user", "Capital of France?")))).text
 'Paris'
@@ -10,16 +10,7 @@
 
 from __future__ import annotations
 
-from rag_judge.backends.cache import ResponseCache
-from rag_judge.backends.client import (
-    CallPolicy,
-    CallResult,
-    ModelClient,
-    StructuredResult,
-    YesNoResult,
-)
 from rag_judge.backends.errors import BackendError, BackendUnavailable
-from rag_judge.backends.ledger import Ledger
 from rag_judge.backends.registry import (
     DEFAULT_EMBEDDINGS,
     DEFAULT_MODEL,
@@ -28,6 +19,15 @@ from rag_judge.backends.registry import (
     parse_model_name,
 )
 from rag_judge.backends.types import ChatRequest, ChatResponse, Message
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.client import (
+    CallPolicy,
+    CallResult,
+    ModelClient,
+    StructuredResult,
+    YesNoResult,
+)
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.types import Usage
 
 __all__ = [

@@ -42,13 +42,13 @@ def _safely(check: Callable[[], str | None]) -> str | None:
 
 
 def _local_chat() -> str | None:
-    from rag_judge.backends.weights import weights_status
+    from rag_judge.backends.local.weights import weights_status
 
     return _installed("llama_cpp", "local") or weights_status()
 
 
 def _local_embedder(model: str) -> str | None:
-    from rag_judge.backends.embedders import embedder_status
+    from rag_judge.backends.local.embedders import embedder_status
 
     return embedder_status(model)
 

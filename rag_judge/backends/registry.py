@@ -83,23 +83,23 @@ def _chat_backend(
 ) -> ChatBackend:
     parsed = parse_model_name(name)
     if parsed.provider == "openai":
-        from rag_judge.backends.openai_backend import OpenAIChat
+        from rag_judge.backends.providers.openai_backend import OpenAIChat
 
         return OpenAIChat(parsed.model, base_url=base_url, api_key=api_key)
     if parsed.provider == "openai-compatible":
-        from rag_judge.backends.http_backend import HTTPChat
+        from rag_judge.backends.providers.http_backend import HTTPChat
 
         return HTTPChat(parsed.model, base_url=base_url, api_key=api_key)
     if parsed.provider == "litellm":
-        from rag_judge.backends.litellm_backend import LiteLLMChat
+        from rag_judge.backends.providers.litellm_backend import LiteLLMChat
 
         return LiteLLMChat(parsed.model, api_base=base_url, api_key=api_key)
     if parsed.provider == "local":
-        from rag_judge.backends.local_llama import LocalLlama
+        from rag_judge.backends.local.local_llama import LocalLlama
 
         return LocalLlama(parsed.model, n_threads=threads)
     raise BackendUnavailable(
-        f"'{name}': scripted backends are built in code (rag_judge.backends.scripted), not by name"
+        f"'{name}': scripted backends are built in code (rag_judge.backends.providers.scripted), not by name"
     )
 
 
@@ -109,25 +109,25 @@ def embedding_backend(
     """The embedder for a name (imports its packages now, not before)."""
     parsed = parse_model_name(name, EMBEDDING_PROVIDERS)
     if parsed.provider == "openai":
-        from rag_judge.backends.openai_backend import OpenAIEmbedder
+        from rag_judge.backends.providers.openai_backend import OpenAIEmbedder
 
         return OpenAIEmbedder(parsed.model, base_url=base_url, api_key=api_key)
     if parsed.provider == "openai-compatible":
-        from rag_judge.backends.http_backend import HTTPEmbedder
+        from rag_judge.backends.providers.http_backend import HTTPEmbedder
 
         return HTTPEmbedder(parsed.model, base_url=base_url, api_key=api_key)
     if parsed.provider == "litellm":
-        from rag_judge.backends.litellm_backend import LiteLLMEmbedder
+        from rag_judge.backends.providers.litellm_backend import LiteLLMEmbedder
 
         return LiteLLMEmbedder(parsed.model, api_base=base_url, api_key=api_key)
     if str(parsed) == MULTILINGUAL_EMBEDDINGS:
-        from rag_judge.backends.embedders import USEM3Embedder
+        from rag_judge.backends.local.embedders import USEM3Embedder
 
         return USEM3Embedder()
     if parsed.provider in ("local", "sentence-transformers"):
-        from rag_judge.backends.embedders import SentenceTransformerEmbedder
+        from rag_judge.backends.local.embedders import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(parsed.model)
     raise BackendUnavailable(
-        f"'{name}': scripted embedders are built in code (rag_judge.backends.scripted)"
+        f"'{name}': scripted embedders are built in code (rag_judge.backends.providers.scripted)"
     )

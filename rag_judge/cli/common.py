@@ -20,7 +20,7 @@ from rag_judge.judges import JUDGES
 from rag_judge.judges.work import JudgeMode
 
 if TYPE_CHECKING:
-    from rag_judge.backends.ledger import Ledger
+    from rag_judge.backends.wrapper.ledger import Ledger
     from rag_judge.jobs.score.result import EvaluationResult
 
 JUDGE_NAMES = tuple(JUDGES)

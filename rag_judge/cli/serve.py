@@ -34,8 +34,8 @@ def serve(
     out.jsonl --model openai-compatible/local --base-url http://127.0.0.1:8000/v1`.
     Arguments after the options go to `python -m llama_cpp.server` as they are.
     """
-    from rag_judge.backends.llama_server import check_gguf, check_port_free, server_arguments
-    from rag_judge.backends.llama_server import serve as run_server
+    from rag_judge.backends.local.llama_server import check_gguf, check_port_free, server_arguments
+    from rag_judge.backends.local.llama_server import serve as run_server
 
     if model_path is not None:
         check_gguf(model_path)  # before loading anything: not after ~1,900 lines of loader log

@@ -45,7 +45,7 @@ class Usage(BaseModel):
     """Tokens generated."""
     reasoning_tokens: int = 0
     """Of ``completion_tokens``, those a reasoning model spent thinking (as the server reports
-    them, else estimated by characters: ``rag_judge.backends.thinking``)."""
+    them, else estimated by characters: ``rag_judge.backends.providers.thinking``)."""
     reported: bool = True
     """False when the reply carried no token counts: the zeros above mean unknown, not free."""
 

@@ -1,7 +1,8 @@
 """Run a job through a provider's Batch API, in stages over the response cache.
 
 Each stage runs the whole job with a client that answers only from the cache and writes every
-miss down as a batch line (:mod:`rag_judge.backends.batch_collect`), submits those lines as one
+miss down as a batch line (:mod:`rag_judge.backends.batch.batch_collect`), submits those lines
+as one
 batch, polls it, and writes its replies into the cache under their ``custom_id`` (the cache
 key). The next stage runs the job again: the steps that waited on those replies (a claim's
 verdict waits on the claims) now miss in turn. When a stage misses nothing, the job runs once
@@ -22,11 +23,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from rag_judge.backends.batch_api import BatchAPI, BatchState
-from rag_judge.backends.batch_collect import CollectingBackend, batchable, require_batchable
-from rag_judge.backends.client import ModelClient
+from rag_judge.backends.batch.batch_api import BatchAPI, BatchState
+from rag_judge.backends.batch.batch_collect import CollectingBackend, batchable, require_batchable
 from rag_judge.backends.errors import BackendError
-from rag_judge.backends.http_backend import chat_reply_of, yes_no_reply_of
+from rag_judge.backends.providers.http_backend import chat_reply_of, yes_no_reply_of
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
 from rag_judge.runtime.atomic import write_lines
 from rag_judge.runtime.session import open_session

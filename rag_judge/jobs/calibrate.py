@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.protocol import EmbeddingBackend
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.calibration.judge_scores import read_judge_scores
 from rag_judge.calibration.labels import (
     HumanLabels,

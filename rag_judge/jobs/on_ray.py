@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_judge.backends.errors import BackendUnavailable
-from rag_judge.backends.ledger import Ledger, ModelTally
+from rag_judge.backends.wrapper.ledger import Ledger, ModelTally
 from rag_judge.core.errors import RagJudgeError
 from rag_judge.runtime.settings import Settings
 

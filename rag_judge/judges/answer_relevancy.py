@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_judge.backends.vectors import cosine
+from rag_judge.backends.providers.vectors import cosine
 from rag_judge.core.types import JudgeResult, JudgeStatus
 from rag_judge.judges.base import Judge, cost_fields, unscored
 from rag_judge.judges.scoring import answer_relevancy_score

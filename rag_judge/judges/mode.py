@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from rag_judge.backends.client import ModelClient
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.judges.work import JudgeMode, default_mode
 
 LOG = logging.getLogger("rag_judge")

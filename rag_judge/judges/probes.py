@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from rag_judge.backends.client import ModelClient, parse_structured
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.client import ModelClient, parse_structured
 from rag_judge.core.types import ClaimVerdict, VerdictLabel
 from rag_judge.judges.evidence import Focused, focus
 from rag_judge.judges.lexical import coverage, grounded_in, unstated_facts

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from rag_judge.backends.client import ModelClient
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.types import ClaimVerdict, JudgeStatus, Usage
 from rag_judge.prompts.schemas import ClaimChecks, ClaimList, ReverseQuestions
 from rag_judge.prompts.templates import load_prompt

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.language import language_name
 from rag_judge.core.types import ClaimVerdict, RagSample
 from rag_judge.judges import probes, steps

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document
 from rag_judge.data.eval_sets import EvalSet

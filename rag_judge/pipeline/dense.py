@@ -1,6 +1,6 @@
 """Dense retrieval: rank chunks by cosine similarity of embeddings, the chunk matrix cached on disk.
 
-Chunks and queries are embedded through an :class:`~rag_judge.backends.embedding_client.
+Chunks and queries are embedded through an :class:`~rag_judge.backends.wrapper.embedding_client.
 EmbeddingClient` (its cache, timeout and retries apply), in batches so that no single call
 outlives the client's timeout. Vectors are L2-normalised here whatever the embedder returns,
 so a dot product is the cosine. The chunk matrix (float32) is stored as
@@ -17,8 +17,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.errors import BackendError
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.pipeline.base import Hit, check_k, check_queries, top_k_hits
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.pipeline.index_cache import check_chunks, index_dir, index_key, read_manifest, store

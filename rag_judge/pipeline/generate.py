@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rag_judge.backends.client import ModelClient
 from rag_judge.backends.types import CallStatus
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.types import Usage
 from rag_judge.prompts.templates import load_prompt
 

@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from rag_judge.backends.client import ModelClient
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
 from rag_judge.core.language import detect_language
 from rag_judge.pipeline.base import Hit, Reranker, Retriever, check_k, check_queries, top_k_hits

@@ -6,8 +6,8 @@ embedder, all counting into the same ledger. Every job opens one with
 :func:`open_session` and builds no client, cache or embedder itself; "the multilingual embedder
 unless the text is English" is decided here and nowhere else.
 
->>> from rag_judge.backends.scripted import ScriptedBackend
->>> from rag_judge.backends.client import ModelClient
+>>> from rag_judge.backends.providers.scripted import ScriptedBackend
+>>> from rag_judge.backends.wrapper.client import ModelClient
 >>> session = open_session(client=ModelClient(ScriptedBackend(["hi"])), cache=False)
 >>> session.client.name, session.embedder_name("zh"), session.embedder_name("en")
 ('scripted/test', 'local/usem3', 'local/all-minilm-l6-v2')
@@ -18,10 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_judge.backends.cache import ResponseCache
-from rag_judge.backends.client import CallPolicy, ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient
-from rag_judge.backends.ledger import Ledger
 from rag_judge.backends.protocol import EmbeddingBackend
 from rag_judge.backends.registry import (
     DEFAULT_EMBEDDINGS,
@@ -29,6 +25,10 @@ from rag_judge.backends.registry import (
     chat_backend,
     embedding_backend,
 )
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.runtime.settings import Settings, load_settings
 
 CacheChoice = bool | str | Path

@@ -123,8 +123,8 @@ def assert_judged(
     """Judge ``sample`` and raise AssertionError, with the claims, unless every bound holds.
 
     >>> import json
-    >>> from rag_judge.backends.client import ModelClient
-    >>> from rag_judge.backends.scripted import ScriptedBackend
+    >>> from rag_judge.backends.wrapper.client import ModelClient
+    >>> from rag_judge.backends.providers.scripted import ScriptedBackend
     >>> from rag_judge.runtime.session import open_session
     >>> verdict = {"claim": 1, "reason": "said", "verdict": "supported", "passages": [1]}
     >>> replies = ['{"claims": ["Paris is the capital."]}', json.dumps({"verdicts": [verdict]})]

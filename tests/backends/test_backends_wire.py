@@ -20,14 +20,14 @@ import pytest
 from fake_openai_server import FakeOpenAIServer, fake_openai, fake_vector  # noqa: F401
 from pydantic import BaseModel
 
-from rag_judge.backends.cache import ResponseCache
-from rag_judge.backends.client import CallPolicy, CallResult, ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.errors import BackendError, BackendUnavailable
-from rag_judge.backends.http_backend import HTTPChat, HTTPEmbedder
-from rag_judge.backends.litellm_backend import LiteLLMChat, LiteLLMEmbedder
-from rag_judge.backends.openai_backend import OpenAIChat, OpenAIEmbedder, response_format
+from rag_judge.backends.providers.http_backend import HTTPChat, HTTPEmbedder
+from rag_judge.backends.providers.litellm_backend import LiteLLMChat, LiteLLMEmbedder
+from rag_judge.backends.providers.openai_backend import OpenAIChat, OpenAIEmbedder, response_format
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.client import CallPolicy, CallResult, ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 
 KEY = "sk-test-SECRET-7f3a9c1e5b"
 CHAT = "/v1/chat/completions"

@@ -16,10 +16,10 @@ from rag_judge.backends import (
     ModelClient,
     ResponseCache,
 )
-from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.errors import BackendError
-from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+from rag_judge.backends.providers.scripted import ScriptedBackend, ScriptedEmbedder
 from rag_judge.backends.types import ChatResponse, cache_key
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.types import Usage
 
 FAST = CallPolicy(concurrency=4, timeout=0.5, max_attempts=3, initial_wait=0.0, max_wait=0.0)

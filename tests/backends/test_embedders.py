@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_judge.backends.embedders import (
+from rag_judge.backends.errors import BackendUnavailable
+from rag_judge.backends.local.embedders import (
     PACKAGED_MINILM,
     SentenceTransformerEmbedder,
     USEM3Embedder,
     embedder_status,
 )
-from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.protocol import EmbeddingBackend
-from rag_judge.backends.vectors import cosine, mean_cosine
+from rag_judge.backends.providers.vectors import cosine, mean_cosine
 from rag_judge.core.errors import InputError
 
 EIFFEL = "How old is the Eiffel Tower?"

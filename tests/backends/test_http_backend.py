@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
 
-from rag_judge.backends import http_backend
 from rag_judge.backends.availability import list_models
-from rag_judge.backends.cache import ResponseCache
-from rag_judge.backends.client import CallPolicy, ModelClient
 from rag_judge.backends.errors import BackendError, BackendTimeout, BackendUnavailable
-from rag_judge.backends.http_backend import HTTPChat, HTTPEmbedder
-from rag_judge.backends.openai_backend import OpenAIChat, response_format
+from rag_judge.backends.providers import http_backend
+from rag_judge.backends.providers.http_backend import HTTPChat, HTTPEmbedder
+from rag_judge.backends.providers.openai_backend import OpenAIChat, response_format
 from rag_judge.backends.registry import chat_backend, embedding_backend
 from rag_judge.backends.types import ChatRequest, cache_key
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
 
 KEY = "sk-test-SECRET-7f3a9c1e5b"
 FAST = CallPolicy(concurrency=8, timeout=5.0, max_attempts=3, initial_wait=0.001, max_wait=0.01)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rag_judge.backends.llama_server import server_arguments, wait_until_serving
+from rag_judge.backends.local.llama_server import server_arguments, wait_until_serving
 from rag_judge.cli import main
 
 

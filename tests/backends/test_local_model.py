@@ -16,13 +16,13 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from rag_judge.backends.cache import ResponseCache
-from rag_judge.backends.client import CallPolicy, ModelClient
 from rag_judge.backends.errors import BackendUnavailable
-from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
-from rag_judge.backends.local_llama import LocalLlama, _yes_share
+from rag_judge.backends.local.llama_amx import cpu_has_amx, extra_buffer_types
+from rag_judge.backends.local.local_llama import LocalLlama, _yes_share
 from rag_judge.backends.protocol import YesNoBackend
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
 
 MISSING = [
     name

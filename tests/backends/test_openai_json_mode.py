@@ -15,12 +15,12 @@ from fake_openai_server import (  # noqa: F401
 )
 from pydantic import BaseModel
 
-from rag_judge.backends.client import CallPolicy, ModelClient
 from rag_judge.backends.errors import BackendError, classify_status, format_rejected
-from rag_judge.backends.http_backend import HTTPChat
-from rag_judge.backends.litellm_backend import LiteLLMChat
-from rag_judge.backends.openai_backend import OpenAIChat
+from rag_judge.backends.providers.http_backend import HTTPChat
+from rag_judge.backends.providers.litellm_backend import LiteLLMChat
+from rag_judge.backends.providers.openai_backend import OpenAIChat
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
 
 
 class City(BaseModel):

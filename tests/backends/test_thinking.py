@@ -10,12 +10,12 @@ import pytest
 from fake_openai_server import FAKE_THINKING, FakeOpenAIServer, fake_openai  # noqa: F401
 from pydantic import BaseModel
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.http_backend import HTTPChat
-from rag_judge.backends.litellm_backend import LiteLLMChat
-from rag_judge.backends.openai_backend import OpenAIChat
-from rag_judge.backends.thinking import split_thinking
+from rag_judge.backends.providers.http_backend import HTTPChat
+from rag_judge.backends.providers.litellm_backend import LiteLLMChat
+from rag_judge.backends.providers.openai_backend import OpenAIChat
+from rag_judge.backends.providers.thinking import split_thinking
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.types import Usage
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_judge.backends import weights
 from rag_judge.backends.errors import BackendUnavailable
-from rag_judge.backends.weights import (
+from rag_judge.backends.local import weights
+from rag_judge.backends.local.weights import (
     INSTALL_HINT,
     QWEN_CODER_1_5B,
     ModelWeights,

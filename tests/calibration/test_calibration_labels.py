@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.calibration import (
     CalibrationRow,
     UnscoredRow,

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
 
 from rag_judge.backends import ModelClient
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest
 from rag_judge.cli import main
 from rag_judge.core.errors import InputError

@@ -402,7 +402,7 @@ def test_a_cache_locked_by_another_process_costs_the_cache_not_the_results(
 ) -> None:
     import sqlite3
 
-    from rag_judge.backends import cache as cache_module
+    from rag_judge.backends.wrapper import cache as cache_module
 
     monkeypatch.setattr(cache_module, "BUSY_SECONDS", 0.2)
     first = score(tmp_path, served, "--metrics", "completeness")  # creates the cache file

@@ -19,10 +19,10 @@ from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
 from sweep_toy import CHUNKS, TEXTS, TOY, FixedRetriever, respond
 
 from rag_judge.backends import ModelClient, ResponseCache
-from rag_judge.backends.client import CallPolicy
-from rag_judge.backends.embedding_client import EmbeddingClient
-from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+from rag_judge.backends.providers.scripted import ScriptedBackend, ScriptedEmbedder
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.client import CallPolicy
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.cli import main
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document

@@ -13,9 +13,9 @@ from fake_batch_server import FakeBatchServer, fake_batch  # noqa: F401
 from fake_openai_server import judge_reply
 from isolated import FAKE_MODEL, cli_env, server_settings
 
-from rag_judge.backends.batch_collect import CollectingBackend
+from rag_judge.backends.batch.batch_collect import CollectingBackend
 from rag_judge.backends.errors import BackendUnavailable
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.jobs.batched import state_path_for
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.jobs.score.scaled import aevaluate_batched
@@ -171,7 +171,7 @@ def test_score_batch_on_the_command_line(served: FakeBatchServer, tmp_path: Path
 
 
 def test_the_ledger_bills_batched_tokens_at_the_discount() -> None:
-    from rag_judge.backends.ledger import BATCH_DISCOUNT, Ledger
+    from rag_judge.backends.wrapper.ledger import BATCH_DISCOUNT, Ledger
     from rag_judge.core.types import Usage
 
     live, batch = Ledger(), Ledger()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.jobs.score.run import REPEAT_TEMPERATURE, aevaluate
 from rag_judge.jobs.score_compare.comparison import compare_scores
 from rag_judge.jobs.score_compare.files import score_records

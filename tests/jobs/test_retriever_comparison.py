@@ -428,7 +428,7 @@ def test_cli_unknown_retriever_is_a_one_line_error() -> None:
 def test_build_retrievers_shares_one_index_each_and_reports_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag_judge.backends.scripted import ScriptedEmbedder
+    from rag_judge.backends.providers.scripted import ScriptedEmbedder
     from rag_judge.jobs.compare.job import build_retrievers
     from rag_judge.pipeline.bm25 import BM25Retriever
     from rag_judge.pipeline.dense import DenseRetriever
@@ -498,7 +498,7 @@ def test_the_comparison_keeps_the_ledger_of_embedding_and_reranking_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rag_judge.backends import ModelClient
-    from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+    from rag_judge.backends.providers.scripted import ScriptedBackend, ScriptedEmbedder
     from rag_judge.jobs.compare.job import arun_comparison
     from rag_judge.runtime.settings import Settings
 

@@ -30,7 +30,7 @@ from sweep_toy import (
 )
 
 from rag_judge.backends import ModelClient, ResponseCache
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.sweep import run_sweep

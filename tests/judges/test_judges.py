@@ -17,7 +17,7 @@ import pytest
 import rag_judge
 from rag_judge.backends import ModelClient, ResponseCache
 from rag_judge.backends.errors import BackendError
-from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+from rag_judge.backends.providers.scripted import ScriptedBackend, ScriptedEmbedder
 from rag_judge.backends.types import ChatRequest
 from rag_judge.core.types import RagSample
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
 
-from rag_judge.backends.client import CallPolicy, ModelClient
-from rag_judge.backends.http_backend import HTTPChat
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.http_backend import HTTPChat
+from rag_judge.backends.providers.scripted import ScriptedBackend
+from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.judges.mode import choose_mode
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.scripted import ScriptedBackend
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.cli import main
 from rag_judge.core.types import RagSample
 from rag_judge.jobs.score.run import evaluate

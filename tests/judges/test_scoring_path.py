@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.types import JudgeResult, RagSample
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.judges.lexical import coverage

@@ -22,9 +22,9 @@ from aiohttp import web
 from sweep_toy import KS, RANKINGS, TEXTS, TOY, column, respond, toy_sweep
 
 from rag_judge.backends import ModelClient
-from rag_judge.backends.client import CallPolicy
-from rag_judge.backends.embedding_client import EmbeddingClient
-from rag_judge.backends.scripted import ScriptedBackend, ScriptedEmbedder
+from rag_judge.backends.providers.scripted import ScriptedBackend, ScriptedEmbedder
+from rag_judge.backends.wrapper.client import CallPolicy
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery
 from rag_judge.jobs.sweep import SweepResult, run_sweep

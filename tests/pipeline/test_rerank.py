@@ -19,10 +19,10 @@ import pytest
 from sweep_toy import CHUNKS, TOY, column, respond, toy_sweep
 
 from rag_judge.backends import ModelClient, ResponseCache
-from rag_judge.backends.client import CallPolicy
 from rag_judge.backends.errors import BackendError
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest, YesNoResponse
+from rag_judge.backends.wrapper.client import CallPolicy
 from rag_judge.core.errors import InputError
 from rag_judge.jobs.sweep import run_sweep
 from rag_judge.pipeline.base import Hit

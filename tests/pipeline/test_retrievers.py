@@ -14,9 +14,9 @@ from typing import Any
 import bm25s
 import pytest
 
-from rag_judge.backends.embedding_client import EmbeddingClient
 from rag_judge.backends.errors import BackendError
-from rag_judge.backends.scripted import ScriptedEmbedder
+from rag_judge.backends.providers.scripted import ScriptedEmbedder
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.pipeline.base import Hit, Retriever
 from rag_judge.pipeline.bm25 import BM25Retriever, tokenize

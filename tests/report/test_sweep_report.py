@@ -22,7 +22,7 @@ import pytest
 from matplotlib import image
 from sweep_toy import QUERIES, RESAMPLES, TOY, toy_sweep
 
-from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Usage
 from rag_judge.jobs.sweep import SweepResult

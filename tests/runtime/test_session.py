@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.providers.scripted import ScriptedBackend
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings
 

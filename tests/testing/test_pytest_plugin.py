@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from rag_judge.backends.weights import model_dir
+from rag_judge.backends.local.weights import model_dir
 
 pytest_plugins = ["pytester"]
 MODEL_DIR = model_dir()
@@ -19,8 +19,8 @@ import json
 
 import pytest
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.scripted import ScriptedBackend
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.runtime.session import open_session
 
 

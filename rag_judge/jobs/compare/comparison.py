@@ -51,7 +51,7 @@ from rag_judge.retrieval.text_relevance import (
 )
 
 if TYPE_CHECKING:
-    from rag_judge.backends.ledger import Ledger
+    from rag_judge.backends.wrapper.ledger import Ledger
 
 MEASURES: Final = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "joint_recall@5")
 DEPTH: Final = 10

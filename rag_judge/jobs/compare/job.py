@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient, EmbeddingResult
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient, EmbeddingResult
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.compare.comparison import ProgressFn, RetrieverComparison, acompare_retrievers

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.nested_bootstrap import two_level_bootstrap_ci, within_spread
 from rag_judge.core.stats import bootstrap_mean_ci
 from rag_judge.core.types import JudgeResult, RagSample

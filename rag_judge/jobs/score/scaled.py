@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_judge.backends.batch_api import BatchState
-from rag_judge.backends.client import ModelClient
+from rag_judge.backends.batch.batch_api import BatchState
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
 from rag_judge.jobs.batched import BatchRun, Stage, run_batched, state_path_for
 from rag_judge.jobs.on_ray import RayTarget, RowCounts

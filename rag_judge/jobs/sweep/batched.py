@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rag_judge.backends.client import ModelClient
+from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.data.eval_sets import EvalSet
 from rag_judge.jobs.batched import BatchRun, run_batched
 from rag_judge.jobs.score.scaled import OnPoll

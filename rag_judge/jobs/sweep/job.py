@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.sweep.objective import parse_objective
 from rag_judge.jobs.sweep.plan import check_ks_fit

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.language import detect_language
 from rag_judge.core.types import JudgeResult, RagSample
 from rag_judge.data.eval_sets import EvalQuery

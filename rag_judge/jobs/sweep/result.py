@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.backends.ledger import Ledger
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.types import FAILED_STATUSES, JudgeResult
 from rag_judge.jobs.sweep.plan import SweepPlan
 from rag_judge.jobs.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES, Values

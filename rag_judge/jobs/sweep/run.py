@@ -16,8 +16,8 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rag_judge.backends.client import ModelClient
-from rag_judge.backends.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
 from rag_judge.jobs.sweep.judging import QuestionRunner

@@ -2,7 +2,7 @@
 
 Embeddings are deterministic for a given model, so each text's vector is cached on its own:
 a re-run embeds nothing, and a new batch embeds only the texts not seen before. Failures come
-back as a status, like :class:`~rag_judge.backends.client.ModelClient`'s.
+back as a status, like :class:`~rag_judge.backends.wrapper.client.ModelClient`'s.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import time
 
 from pydantic import BaseModel, ConfigDict
 
-from rag_judge.backends.cache import ResponseCache
-from rag_judge.backends.client import CallPolicy
 from rag_judge.backends.errors import BackendError, BackendTimeout
-from rag_judge.backends.ledger import Ledger
 from rag_judge.backends.protocol import CountingEmbeddingBackend, EmbeddingBackend
 from rag_judge.backends.types import CallStatus, cache_key
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.client import CallPolicy
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.types import Usage
 
 

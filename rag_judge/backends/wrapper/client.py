@@ -29,9 +29,7 @@ from tenacity import (
     stop_after_attempt,
 )
 
-from rag_judge.backends.cache import ResponseCache
 from rag_judge.backends.errors import BackendError, BackendRefusal, BackendTimeout
-from rag_judge.backends.ledger import Ledger
 from rag_judge.backends.protocol import ChatBackend
 from rag_judge.backends.types import (
     CallStatus,
@@ -41,6 +39,8 @@ from rag_judge.backends.types import (
     YesNoResponse,
     cache_key,
 )
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.types import Usage
 
 T = TypeVar("T", bound=BaseModel)

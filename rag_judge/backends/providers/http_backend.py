@@ -7,7 +7,7 @@ CPU per call (request transforms, httpx, response models), which caps one event 
 calls/s; this backend spends a fraction of a millisecond (benchmarks/backend_overhead.py).
 
 Like every backend it makes exactly one attempt per call and caches nothing: the shared
-:class:`~rag_judge.backends.client.ModelClient` does both. Every failure leaves as one
+:class:`~rag_judge.backends.wrapper.client.ModelClient` does both. Every failure leaves as one
 classified :class:`BackendError` whose text never holds the API key, which is only ever sent
 as the ``Authorization`` header.
 """
@@ -29,7 +29,7 @@ from rag_judge.backends.errors import (
     BackendUnavailable,
     classify_status,
 )
-from rag_judge.backends.openai_backend import (
+from rag_judge.backends.providers.openai_backend import (
     DEFAULT_BASE_URL,
     TOP_LOGPROBS,
     chat_messages,
@@ -42,7 +42,7 @@ from rag_judge.backends.openai_backend import (
     send_structured,
     yes_share,
 )
-from rag_judge.backends.thinking import thinking_field
+from rag_judge.backends.providers.thinking import thinking_field
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
 from rag_judge.core.redact import redact_url
 from rag_judge.core.types import Usage

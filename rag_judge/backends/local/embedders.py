@@ -1,4 +1,5 @@
-"""Local, offline text embedders (the cosine helpers live in :mod:`rag_judge.backends.vectors`).
+"""Local, offline text embedders (the cosine helpers live in
+:mod:`rag_judge.backends.providers.vectors`).
 
 Two embedders, both loaded on first use and never downloading anything:
 

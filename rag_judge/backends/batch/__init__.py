@@ -1,0 +1,1 @@
+"""Batch APIs: collecting requests, the OpenAI Batch wire and reading its replies."""

@@ -1,0 +1,1 @@
+"""The shared wrapper every backend is called through: client, cache, ledger, retries."""
