@@ -38,10 +38,10 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from rag_judge.core.types import RagSample  # noqa: E402
 from rag_judge.data.calibration_sets import load_calibration_set  # noqa: E402
-from rag_judge.jobs.on_ray import RayTarget  # noqa: E402
 from rag_judge.jobs.score.on_ray import evaluate_on_ray  # noqa: E402
 from rag_judge.jobs.score.run import aevaluate  # noqa: E402
 from rag_judge.jobs.score.scaled import aevaluate_batched  # noqa: E402
+from rag_judge.runtime.executors.on_ray import RayTarget  # noqa: E402
 from rag_judge.runtime.settings import load_settings  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
@@ -196,7 +196,7 @@ def batch_path(n: int = 20) -> dict[str, Any]:
     from fake_batch_server import FakeBatchServer
     from fake_openai_server import judge_reply
 
-    from rag_judge.jobs.batched import state_path_for
+    from rag_judge.runtime.executors.batched import state_path_for
 
     server = FakeBatchServer().start()
     server.chat.respond = judge_reply

@@ -171,7 +171,7 @@ def calibrate_command(
             raise click.UsageError(f"--run takes the set's own scores and labels, not {extra[0]}")
         from rag_judge.cli.progress import progress_step
         from rag_judge.data.calibration_sets import load_calibration_set
-        from rag_judge.jobs.batched import state_path_for
+        from rag_judge.runtime.executors.batched import state_path_for
         from rag_judge.runtime.outputs import check_output_folder
         from rag_judge.runtime.settings import load_settings
 

@@ -107,11 +107,11 @@ def score(
     from rag_judge.cli.gating import ScoreGate
     from rag_judge.cli.progress import progress_step
     from rag_judge.data.samples import load_samples
-    from rag_judge.jobs.batched import state_path_for
     from rag_judge.jobs.score.partial import PartialResults, partial_path
     from rag_judge.jobs.score.result import SampleResult
     from rag_judge.jobs.score.scaled import aevaluate_scaled
     from rag_judge.prompts.templates import prompt_languages
+    from rag_judge.runtime.executors.batched import state_path_for
     from rag_judge.runtime.outputs import (
         check_distinct,
         check_jsonl_output,

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TimeR
 from rag_judge.cli.common import make_console
 
 if TYPE_CHECKING:
-    from rag_judge.jobs.on_ray import RowCounts
+    from rag_judge.runtime.executors.on_ray import RowCounts
 
 LOG_EVERY = 30.0
 """Seconds between two plain progress lines when stderr is not a terminal."""

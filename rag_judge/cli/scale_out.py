@@ -11,9 +11,9 @@ import click
 
 if TYPE_CHECKING:
     from rag_judge.cli.progress import Step
-    from rag_judge.jobs.batched import Stage
-    from rag_judge.jobs.on_ray import RayTarget
     from rag_judge.jobs.score.scaled import ScaleOut
+    from rag_judge.runtime.executors.batched import Stage
+    from rag_judge.runtime.executors.on_ray import RayTarget
     from rag_judge.runtime.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -72,12 +72,12 @@ def ray_target(
             "--batch hands replies over through the response cache: drop --no-cache"
         )
     if batch and executor == "local":
-        from rag_judge.jobs.batched import check_batch_apis
+        from rag_judge.runtime.executors.batched import check_batch_apis
 
         check_batch_apis(settings, generator=generator)
     if executor == "local":
         return None
-    from rag_judge.jobs.on_ray import RayTarget, require_ray
+    from rag_judge.runtime.executors.on_ray import RayTarget, require_ray
 
     try:
         target = RayTarget.parse(executor, workers)

@@ -52,12 +52,12 @@ from rag_judge.core import json_text
 from rag_judge.core.errors import InputError
 from rag_judge.data.calibration_sets import CalibrationSet, load_calibration_set
 from rag_judge.data.readers import read_jsonl
-from rag_judge.jobs.batched import Stage
 from rag_judge.jobs.score.result import EvaluationResult, SampleResult
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.jobs.score.scaled import ScaleOut, aevaluate_scaled
 from rag_judge.judges import DEFAULT_CALIBRATED, JUDGES
 from rag_judge.judges.work import JudgeMode
+from rag_judge.runtime.executors.batched import Stage
 from rag_judge.runtime.settings import Settings, load_settings
 
 SCORES_FILE = "scores.jsonl"

@@ -68,7 +68,7 @@ def test_a_terminal_gets_the_bar_not_lines() -> None:
 
 
 def test_failed_rows_and_ray_counts_show_beside_the_description() -> None:
-    from rag_judge.jobs.on_ray import RowCounts
+    from rag_judge.runtime.executors.on_ray import RowCounts
 
     step, out, clock = _step(4)
     step.finished(False)

@@ -16,9 +16,9 @@ from isolated import FAKE_MODEL, cli_env, server_settings
 from rag_judge.backends.batch.batch_collect import CollectingBackend
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.providers.scripted import ScriptedBackend
-from rag_judge.jobs.batched import state_path_for
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.jobs.score.scaled import aevaluate_batched
+from rag_judge.runtime.executors.batched import state_path_for
 
 METRICS = ["faithfulness", "completeness", "context_recall"]
 ROWS = [

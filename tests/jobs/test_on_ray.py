@@ -18,9 +18,9 @@ from isolated import FAKE_MODEL, cli_env, server_settings
 
 from rag_judge.core.errors import RagJudgeError
 from rag_judge.core.types import RagSample
-from rag_judge.jobs.on_ray import RayTarget
 from rag_judge.jobs.score.on_ray import evaluate_on_ray
 from rag_judge.jobs.score.run import evaluate
+from rag_judge.runtime.executors.on_ray import RayTarget
 
 pytest.importorskip("ray")
 
@@ -115,7 +115,7 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch: pytest.Monkey
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
-    from rag_judge.jobs.on_ray import require_ray
+    from rag_judge.runtime.executors.on_ray import require_ray
 
     with pytest.raises(RagJudgeError, match=r"pip install 'rag-judge\[ray\]'"):
         require_ray()

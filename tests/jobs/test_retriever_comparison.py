@@ -43,7 +43,6 @@ from rag_judge.jobs.compare.comparison import (
     compare_retrievers,
 )
 from rag_judge.jobs.compare.job import parse_retrievers
-from rag_judge.jobs.sweep.retrieval_by_k import UNCOVERED
 from rag_judge.pipeline.base import Hit
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.report.retriever_tables import (
@@ -52,6 +51,7 @@ from rag_judge.report.retriever_tables import (
     main_table,
     paired_table,
 )
+from rag_judge.retrieval.by_k import UNCOVERED
 
 TEXTS = {
     "A#0": ("A", "Background of the prize."),

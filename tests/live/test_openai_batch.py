@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_judge.jobs.batched import BatchRun, state_path_for
 from rag_judge.jobs.score.result import EvaluationResult
 from rag_judge.jobs.score.scaled import aevaluate_batched
+from rag_judge.runtime.executors.batched import BatchRun, state_path_for
 from rag_judge.runtime.settings import load_settings
 
 pytestmark = pytest.mark.live

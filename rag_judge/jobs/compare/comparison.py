@@ -37,10 +37,10 @@ from rag_judge.jobs.compare.frames import (
     per_query_frame,
     summary_frame,
 )
-from rag_judge.jobs.sweep.retrieval_by_k import UNCOVERED, doc_ranking
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.retrieval import evaluate, parse_measure
+from rag_judge.retrieval.by_k import UNCOVERED, doc_ranking
 from rag_judge.retrieval.gold_coverage import check_gold_coverage
 from rag_judge.retrieval.text_relevance import (
     DEFAULT_THRESHOLD,

@@ -5,7 +5,7 @@ same settings, so a worker reaches models as the driver would: the embedded mode
 per worker process, or an OpenAI-compatible endpoint (a vLLM per node, or a shared one).
 Workers share the settings' response cache (SQLite, safe under concurrent writers), so an
 interrupted run resumes by answering finished rows from it, and a task whose worker died is run
-again by Ray without redoing the calls it had finished (:mod:`rag_judge.jobs.on_ray`). Results
+again by Ray without redoing the calls it had finished (:mod:`rag_judge.runtime.executors.on_ray`). Results
 come back in input order; each finished row goes to ``progress`` as it arrives.
 """
 
@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from rag_judge.core.types import RagSample
-from rag_judge.jobs.on_ray import (
+from rag_judge.jobs.score.result import EvaluationResult, SampleResult
+from rag_judge.runtime.executors.on_ray import (
     Emit,
     Event,
     RayTarget,
@@ -27,7 +28,6 @@ from rag_judge.jobs.on_ray import (
     slice_size,
     task_events,
 )
-from rag_judge.jobs.score.result import EvaluationResult, SampleResult
 from rag_judge.runtime.settings import Settings
 
 

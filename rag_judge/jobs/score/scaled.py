@@ -2,7 +2,7 @@
 
 :func:`aevaluate_scaled` is what ``rag-judge score`` and ``calibrate --run`` call: with neither
 way out chosen it is :func:`~rag_judge.jobs.score.run.aevaluate`; with ``batch`` the job runs in
-stages over the response cache (:mod:`rag_judge.jobs.batched`); with a Ray target the rows go
+stages over the response cache (:mod:`rag_judge.runtime.executors.batched`); with a Ray target the rows go
 to Ray tasks (:mod:`rag_judge.jobs.score.on_ray`). All three give the same results.
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 from rag_judge.backends.batch.batch_api import BatchState
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.batched import BatchRun, Stage, run_batched, state_path_for
-from rag_judge.jobs.on_ray import RayTarget, RowCounts
 from rag_judge.jobs.score.result import EvaluationResult
 from rag_judge.jobs.score.run import Progress, aevaluate
+from rag_judge.runtime.executors.batched import BatchRun, Stage, run_batched, state_path_for
+from rag_judge.runtime.executors.on_ray import RayTarget, RowCounts
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import Settings
 
@@ -110,7 +110,7 @@ async def aevaluate_batched(
     **options: Any,
 ) -> BatchRun[EvaluationResult]:
     """:func:`aevaluate` through the judge server's Batch API, in stages over the response cache
-    (:mod:`rag_judge.jobs.batched`); the result equals a live run's. ``progress`` is called for
+    (:mod:`rag_judge.runtime.executors.batched`); the result equals a live run's. ``progress`` is called for
     the final run's rows only (the stages' rows are incomplete by design)."""
     real = open_session(settings).client
 

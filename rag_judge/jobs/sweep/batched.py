@@ -1,6 +1,6 @@
 """``sweep --batch``: the k-sweep through the model servers' Batch APIs, in stages.
 
-The sweep runs as a batched job (:mod:`rag_judge.jobs.batched`) over both of its clients, the
+The sweep runs as a batched job (:mod:`rag_judge.runtime.executors.batched`) over both of its clients, the
 judge's and the generator's: the first stage collects every k's answer, the next the claims and
 reverse questions of those answers, the next their verdicts, each stage one batch per model.
 A generator that takes no batches (the embedded model) answers live in the first stage, from
@@ -15,10 +15,10 @@ from typing import Any
 
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.data.eval_sets import EvalSet
-from rag_judge.jobs.batched import BatchRun, run_batched
 from rag_judge.jobs.score.scaled import OnPoll
 from rag_judge.jobs.sweep.job import arun_job
 from rag_judge.jobs.sweep.result import SweepResult
+from rag_judge.runtime.executors.batched import BatchRun, run_batched
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import Settings
 

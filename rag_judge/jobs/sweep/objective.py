@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from rag_judge.core.errors import InputError
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES
 from rag_judge.jobs.sweep.summary import BestK, objective_values
 from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE, JUDGES
+from rag_judge.retrieval.by_k import ID_MEASURES, TEXT_MEASURES
 
 FALLBACK_RETRIEVAL = "doc_ndcg"
 """The last fallback: nDCG by document id, which every set with qrels has."""

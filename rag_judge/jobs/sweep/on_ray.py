@@ -18,7 +18,9 @@ from typing import Any
 import pandas as pd
 
 from rag_judge.data.eval_sets import available_eval_sets, load_eval_set
-from rag_judge.jobs.on_ray import (
+from rag_judge.jobs.sweep.result import SweepResult
+from rag_judge.jobs.sweep.rows import QuestionRun
+from rag_judge.runtime.executors.on_ray import (
     Emit,
     Event,
     RayTarget,
@@ -30,8 +32,6 @@ from rag_judge.jobs.on_ray import (
     slice_size,
     task_events,
 )
-from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.runtime.settings import Settings
 
 

@@ -12,9 +12,9 @@ import pandas as pd
 from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.types import FAILED_STATUSES, JudgeResult
 from rag_judge.jobs.sweep.plan import SweepPlan
-from rag_judge.jobs.sweep.retrieval_by_k import ID_MEASURES, TEXT_MEASURES, Values
 from rag_judge.jobs.sweep.summary import BestK, best_k, summarise
 from rag_judge.judges import DEFAULT_OBJECTIVE, JUDGES
+from rag_judge.retrieval.by_k import ID_MEASURES, TEXT_MEASURES, Values
 
 ID_COLUMNS = ("question_id", "type", "language", "k", "n_contexts")
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens")

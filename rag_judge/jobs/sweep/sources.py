@@ -12,11 +12,11 @@ from typing import Final
 
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet
-from rag_judge.jobs.sweep.retrieval_by_k import ID_MEASURES, Values, id_metrics, text_metrics
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.pipeline.external.base import ExternalRag, Passage
 from rag_judge.retrieval import evaluate, parse_measure
+from rag_judge.retrieval.by_k import ID_MEASURES, Values, id_metrics, text_metrics
 from rag_judge.retrieval.text_relevance import ChunkIndex, match_question
 
 WITHIN_RETRIEVED: Final = ("precision", "hit_rate", "mrr", "joint_recall")
