@@ -685,9 +685,10 @@ def run_rag_judge_side(
         return {"status": "rag_judge side not available yet (rag_judge.evaluate is missing)"}
     import rag_judge
     from rag_judge.backends import CallPolicy, ModelClient, chat_backend
+    from rag_judge.backends.provider import BuildArgs
 
     os.environ.setdefault("OPENAI_API_KEY", "none")  # the llama server needs none
-    backend = chat_backend(f"openai/{MODEL_ALIAS}", base_url=proxy.url + "/v1")
+    backend = chat_backend(f"openai/{MODEL_ALIAS}", BuildArgs(base_url=proxy.url + "/v1"))
     # As a user runs it: rag_judge finds out that this server refuses json_schema (HTTP 500)
     # with one rejected call. One client for the whole side, timeout as long as ragas' (3600 s).
     client = ModelClient(backend, policy=CallPolicy(concurrency=1, timeout=3600))

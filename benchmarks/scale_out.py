@@ -38,13 +38,47 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from rag_judge.core.types import RagSample  # noqa: E402
 from rag_judge.data.calibration_sets import load_calibration_set  # noqa: E402
-from rag_judge.jobs.score.on_ray import evaluate_on_ray  # noqa: E402
+from rag_judge.jobs.score.job import ScoreRun, score_job  # noqa: E402
+from rag_judge.jobs.score.options import ScoreOptions  # noqa: E402
+from rag_judge.jobs.score.result import EvaluationResult  # noqa: E402
 from rag_judge.jobs.score.run import aevaluate  # noqa: E402
-from rag_judge.jobs.score.scaled import aevaluate_batched  # noqa: E402
+from rag_judge.runtime.executors import Batch, OnRay  # noqa: E402
 from rag_judge.runtime.executors.on_ray import RayTarget  # noqa: E402
-from rag_judge.runtime.settings import load_settings  # noqa: E402
+from rag_judge.runtime.session import open_session  # noqa: E402
+from rag_judge.runtime.settings import Settings, load_settings  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
+
+
+def evaluate_on_ray(
+    samples: list[RagSample],
+    metrics: list[str],
+    *,
+    settings: Settings,
+    target: RayTarget,
+    mode: Any = None,
+    cache: bool = True,
+) -> EvaluationResult:
+    """The score job over Ray, as ``rag-judge score --executor ray`` runs it."""
+    session = open_session(settings, cache=cache)
+    options = ScoreOptions(metrics=tuple(metrics), mode=mode)
+    return asyncio.run(score_job(samples, session, options, executor=OnRay(target))).result
+
+
+async def aevaluate_batched(
+    samples: list[RagSample],
+    metrics: list[str] | None,
+    *,
+    settings: Settings,
+    state_path: Path,
+    poll_seconds: float,
+) -> ScoreRun:
+    """The score job through the Batch API, as ``rag-judge score --batch`` runs it."""
+    options = ScoreOptions(metrics=tuple(metrics)) if metrics else ScoreOptions()
+    executor = Batch(state_path, poll_seconds=poll_seconds)
+    return await score_job(samples, open_session(settings), options, executor=executor)
+
+
 LATENCY = 0.2
 REPEATS = 3
 

@@ -47,7 +47,7 @@ from rag_judge.core.types import RagSample
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.score.run import aevaluate
 from rag_judge.jobs.sweep import run_sweep
-from rag_judge.jobs.sweep.job import build_rag
+from rag_judge.jobs.sweep.in_process import build_rag
 from rag_judge.jobs.sweep.plan import parse_ks
 from rag_judge.judges import DEFAULT_METRICS, JUDGES
 from rag_judge.pipeline.generate import generate_answer

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_judge.core.types import Document
-from rag_judge.jobs.sweep.retrieval_by_k import id_metrics, text_metrics
 from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import chunk_corpus, chunker_from_spec
+from rag_judge.retrieval.by_k import id_metrics, text_metrics
 from rag_judge.retrieval.gold_coverage import check_gold_coverage
 from rag_judge.retrieval.text_relevance import ChunkIndex
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_judge.backends.registry import PROVIDERS
 from rag_judge.judges import JUDGES
 
 PACKAGE = Path(__file__).resolve().parents[1] / "rag_judge"
@@ -211,3 +212,194 @@ def test_lower_floors_stay_light(module: str, absent: tuple[str, ...]) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", f"importing {module} loaded {out.stdout.strip()}"
+
+
+PREFIX = re.compile(r"\b(" + "|".join(map(re.escape, PROVIDERS)) + r")/")
+"""A provider's prefix as a model name begins: ``local/``, ``openai/`` ..."""
+KNOWS_PROVIDERS = ("rag_judge.backends", "rag_judge.runtime")
+
+
+def _help_texts(tree: ast.AST) -> set[int]:
+    """The string constants that are a command line's help prose: a ``help=`` value, an
+    option group's per-option help (keywords of a call to ``*_options``), a ``*_HELP`` name."""
+    roots: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "help":
+            roots.append(node.value)
+        elif isinstance(node, ast.Call):
+            called = node.func.id if isinstance(node.func, ast.Name) else ""
+            if called.endswith("_options"):
+                roots.extend(k.value for k in node.keywords)
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id.endswith("_HELP") for target in node.targets
+        ):
+            roots.append(node.value)
+    return {id(n) for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant)}
+
+
+def test_no_provider_prefix_is_spelled_outside_backends_and_runtime() -> None:
+    """Code outside ``backends/`` and ``runtime/`` asks a provider's record, never its name;
+    prose may name providers (docstrings, and the help texts the command line prints)."""
+    spelled = []
+    for module, path in MODULES.items():
+        if module.startswith(KNOWS_PROVIDERS):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        prose = _help_texts(tree)
+        spelled += [
+            f"{path.relative_to(PACKAGE)}:{node.lineno}: {found.group(0)!r}"
+            for node in _code_strings(tree)
+            if id(node) not in prose and (found := PREFIX.search(node.value))
+        ]
+    assert spelled == []
+
+
+def _calls(tree: ast.AST, name: str) -> Iterator[ast.Call]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            called = node.func
+            if (isinstance(called, ast.Name) and called.id == name) or (
+                isinstance(called, ast.Attribute) and called.attr == name
+            ):
+                yield node
+
+
+def test_model_clients_are_built_only_in_the_composition_root() -> None:
+    allowed = {"rag_judge.runtime.session", "rag_judge.backends.wrapper.client"}
+    built = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
+        for module, path in MODULES.items()
+        if module not in allowed
+        for node in _calls(ast.parse(path.read_text(encoding="utf-8")), "ModelClient")
+    ]
+    assert built == []
+
+
+def _folder(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def _private_reads(module: str, path: Path) -> Iterator[str]:
+    """Private names this module takes from another package: ``from x import _name`` across
+    folders, ``getattr(obj, "_name")``, and ``obj._name`` where this module defines no
+    ``_name`` (not ``self``'s, nor another library's)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    own |= {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+    }
+    own |= {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    foreign = {  # names bound to other libraries' modules: their privates are theirs to keep
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and not (getattr(node, "module", None) or "").startswith("rag_judge")
+        for alias in node.names
+        if not alias.name.startswith("rag_judge")
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rag_judge"):
+            source = _resolve(node.module or "")
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and _folder(source) != _folder(module):
+                    yield f"{path.relative_to(PACKAGE)}:{node.lineno}: {alias.name} from {source}"
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr":
+            text = node.args[1] if len(node.args) > 1 else None
+            if isinstance(text, ast.Constant) and re.match(r"_(?!_)", str(text.value)):
+                yield f"{path.relative_to(PACKAGE)}:{node.lineno}: getattr {text.value!r}"
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            name = node.attr
+            if not name.startswith("_") or name.startswith("__") or name in own:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls", *foreign):
+                continue
+            yield f"{path.relative_to(PACKAGE)}:{node.lineno}: .{name}"
+
+
+def test_no_module_reads_another_packages_private_names() -> None:
+    found = [line for module, path in MODULES.items() for line in _private_reads(module, path)]
+    assert found == []
+
+
+def _functions(module: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return {
+        node.name: node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+
+
+def _entry_points() -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The job functions the command line calls: imported by name from ``rag_judge.jobs``, or
+    called on a jobs module it imported (``calibration_run.calibrate_files``)."""
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for module, path in MODULES.items():
+        if not module.startswith("rag_judge.cli"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith(
+                "rag_judge.jobs"
+            ):
+                continue
+            for alias in node.names:
+                target = f"{node.module}.{alias.name}"
+                if target in MODULES:
+                    aliases[alias.asname or alias.name] = target
+                elif (node.module or "") in MODULES:
+                    function = _functions(node.module or "").get(alias.name)
+                    if function is not None:
+                        found[f"{node.module}.{alias.name}"] = function
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            ):
+                owner = aliases[node.value.id]
+                function = _functions(owner).get(node.attr)
+                if function is not None:
+                    found[f"{owner}.{node.attr}"] = function
+    return found
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    arguments = function.args
+    return (
+        len(arguments.posonlyargs)
+        + len(arguments.args)
+        + len(arguments.kwonlyargs)
+        + (arguments.vararg is not None)
+        + (arguments.kwarg is not None)
+    )
+
+
+def test_job_entry_points_take_a_session_and_options_not_loose_values() -> None:
+    entries = _entry_points()
+    assert {"rag_judge.jobs.score.job.score_job", "rag_judge.jobs.sweep.job.sweep_job"} <= set(
+        entries
+    )
+    wide = {name: n for name, f in entries.items() if (n := _parameters(f)) > 8}
+    assert wide == {}
+
+
+def test_a_prefix_in_code_would_be_found() -> None:
+    tree = ast.parse('if name.startswith("local/"):\n    pass\nx = f(help="for local/ models")\n')
+    prose = _help_texts(tree)
+    found = [n.value for n in _code_strings(tree) if id(n) not in prose and PREFIX.search(n.value)]
+    assert found == ["local/"]

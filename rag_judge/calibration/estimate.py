@@ -20,7 +20,7 @@ from typing import TypedDict
 import numpy as np
 
 from rag_judge.calibration._inputs import IntArray
-from rag_judge.core.stats import _check_confidence, _check_n_resamples
+from rag_judge.core.stats import check_confidence, check_n_resamples
 
 _CHUNK_ELEMENTS = 1 << 20
 """Resample indices are drawn in blocks of about this many elements (as in rag_judge.core.stats)."""
@@ -115,8 +115,8 @@ def bootstrap_estimate(
     Raises:
         InputError: If ``confidence`` or ``n_resamples`` is out of range.
     """
-    _check_confidence(confidence)
-    _check_n_resamples(n_resamples)
+    check_confidence(confidence)
+    check_n_resamples(n_resamples)
     method = f"percentile bootstrap over rows ({n_resamples} resamples, seed {seed})"
     full = statistic(np.arange(n, dtype=np.intp))
     if isinstance(full, Undefined):

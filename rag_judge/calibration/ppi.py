@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from rag_judge.calibration._inputs import as_pair, as_values
 from rag_judge.core.errors import InputError
-from rag_judge.core.stats import ConfidenceInterval, _check_confidence
+from rag_judge.core.stats import ConfidenceInterval, check_confidence
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def ppi_mean(
         InputError: If an input is empty or not finite, the labelled inputs differ in length,
             either set has fewer than 2 rows (no variance), or ``confidence`` is out of range.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     y, f_labelled = as_pair(labelled_human, labelled_judge, ("labelled_human", "labelled_judge"))
     f_unlabelled = as_values(unlabelled_judge, "unlabelled_judge")
     for size, field in ((y.size, "labelled_human"), (f_unlabelled.size, "unlabelled_judge")):

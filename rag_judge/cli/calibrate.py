@@ -2,23 +2,74 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_judge.cli.common import (
+from rag_judge.cli.common import echo_cost, friendly_errors, make_console
+from rag_judge.cli.options import (
     bootstrap_options,
     call_options,
-    echo_cost,
-    friendly_errors,
     json_mode_option,
     judge_mode_options,
-    make_console,
+    limit_option,
+    model_options,
+    no_cache_option,
+    output_option,
+    scale_out_options,
 )
-from rag_judge.cli.scale_out import echo_stages, ray_target, scale_out, scale_out_options
+from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
+from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
 from rag_judge.judges import DEFAULT_CALIBRATED
 from rag_judge.report.tables import to_rich
+
+if TYPE_CHECKING:
+    from rag_judge.calibration.labels import LabelLevel
+    from rag_judge.calibration.report_types import CalibrationKind, CalibrationReport
+    from rag_judge.data.calibration_sets import CalibrationSet
+    from rag_judge.jobs.calibrate import CalibrationRun, Figures
+    from rag_judge.runtime.executors.on_ray import RayTarget
+    from rag_judge.runtime.settings import Settings
+
+
+@dataclass(frozen=True)
+class CalibrateArgs:
+    """What ``calibrate`` was asked, gathered from click's parameters."""
+
+    scores: Path | None
+    labels: Path | None
+    run_set: str | None
+    metric: str | None
+    kind: CalibrationKind | None
+    level: LabelLevel
+    label_field: str
+    mapping: str | None
+    scale: str | None
+    threshold: float | None
+    select: str | None
+    beta: float
+    unlabelled: Path | None
+    output: Path | None
+    limit: int | None
+    no_cache: bool
+    resamples: int
+    seed: int
+    model: ModelArgs
+    judging: JudgeArgs
+    scale_out: ScaleOutArgs
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> CalibrateArgs:
+        return gather(
+            cls,
+            params,
+            model=ModelArgs.from_params(params),
+            judging=JudgeArgs.from_params(params),
+            scale_out=ScaleOutArgs.from_params(params),
+        )
 
 
 @click.command("calibrate")
@@ -89,53 +140,25 @@ from rag_judge.report.tables import to_rich
     type=click.Path(dir_okay=False, path_type=Path),
     help="More scores without labels: adds a PPI estimate of the mean human label.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write metrics.csv, summary.md, reliability.png, disagreements.jsonl and report.html "
-    "here (with --run also scores.jsonl; default calibration_EVAL_SET).",
+@output_option(
+    "Write metrics.csv, summary.md, reliability.png, disagreements.jsonl and report.html "
+    "here (with --run also scores.jsonl; default calibration_EVAL_SET)."
 )
-@click.option(
-    "--limit", type=click.IntRange(min=1), help="--run: judge N samples, balanced over labels."
+@limit_option("--run: judge N samples, balanced over labels.")
+@model_options(
+    model="--run: judge provider/model (default: settings, then local).",
+    judge="--run: same as --model (the name the sweep and settings use).",
+    base_url="--run: OpenAI-compatible server for openai/ and litellm/.",
+    concurrency="--run: model calls in flight.",
 )
-@click.option("--model", help="--run: judge provider/model (default: settings, then local).")
-@click.option("--judge", help="--run: same as --model (the name the sweep and settings use).")
-@click.option("--base-url", help="--run: OpenAI-compatible server for openai/ and litellm/.")
-@click.option("--concurrency", type=click.IntRange(min=1), help="--run: model calls in flight.")
-@click.option("--no-cache", is_flag=True, help="--run: do not read or write the response cache.")
+@no_cache_option("--run: do not read or write the response cache.")
 @bootstrap_options("Seed of the bootstrap and the dev split.")
 @scale_out_options("--run's rows")
 @call_options("--run: ")
 @judge_mode_options
 @json_mode_option
 @friendly_errors
-def calibrate_command(
-    scores: Path | None,
-    labels: Path | None,
-    run_set: str | None,
-    metric: str | None,
-    kind: str | None,
-    level: str,
-    label_field: str,
-    mapping: str | None,
-    scale: str | None,
-    threshold: float | None,
-    select: str | None,
-    beta: float,
-    unlabelled: Path | None,
-    output: Path | None,
-    limit: int | None,
-    no_cache: bool,
-    resamples: int,
-    seed: int,
-    judge_mode: str | None,
-    no_reasons: bool,
-    executor: str,
-    workers: int,
-    batch: bool,
-    **settings: Any,
-) -> None:
+def calibrate_command(**params: Any) -> None:
     """Measure how far a judge agrees with human labels, every figure with a bootstrap CI.
 
     Give --scores (from `rag-judge score`) and --labels, or --run a bundled calibration set:
@@ -145,96 +168,178 @@ def calibrate_command(
     ECE and correlations; ordinal ones weighted kappa, alpha and rank correlations. Prints the
     figures; -o also writes the report.
     """
+    options = CalibrateArgs.from_params(params)
+    figures = _figure_options(options)
+    output: Path | None = options.output
+    if options.run_set is not None:
+        report, output = _calibrate_set(options, options.run_set, figures)
+    else:
+        report = _calibrate_files(options, figures)
+    _print_report(report, output)
+
+
+def _figure_options(options: CalibrateArgs) -> Figures:
+    """The job's options both modes share: the threshold or how it is chosen, the bootstrap."""
+    threshold, select, beta = options.threshold, options.select, options.beta
+    if threshold is not None and select is not None:
+        raise click.UsageError("give --threshold or --select, not both")
+    if select == "f1" and beta != 1.0:
+        raise click.UsageError("--select f1 is F-beta with beta 1; use --select f_beta")
+    from rag_judge.jobs.calibrate import Figures
+
+    objective: Any = {"f1": "f_beta"}.get(select or "", select)
+    return Figures(
+        threshold=threshold,
+        select=objective,
+        beta=beta,
+        n_resamples=options.resamples,
+        seed=options.seed,
+    )
+
+
+def _calibrate_set(
+    options: CalibrateArgs, run_set: str, figures: Figures
+) -> tuple[CalibrationReport, Path]:
+    """``--run EVAL_SET``: judge a bundled set, then calibrate against its labels."""
+    from rag_judge.runtime.executors.batched import state_path_for
+
+    _refuse_file_options(options)
+    settings, target, loaded, out = _checked_set(options, run_set)
+    run = _run_calibration(options, figures, settings, target, loaded, out)
+    if options.scale_out.batch:
+        echo_stages(run.stages, state_path_for(run.scores_path))
+    click.echo(f"scores of {len(run.evaluation)} samples in {run.scores_path}", err=True)
+    echo_cost(run.evaluation.ledger)
+    return run.report, out
+
+
+def _checked_set(
+    options: CalibrateArgs, run_set: str
+) -> tuple[Settings, RayTarget | None, CalibrationSet, Path]:
+    """``--run``'s input errors before the progress bar; the set and the output folder."""
+    from rag_judge.data.calibration_sets import load_calibration_set
     from rag_judge.jobs import calibrate as calibration_run
+    from rag_judge.runtime.outputs import check_output_folder
+
+    settings = options.model.load()
+    target = options.scale_out.target(options.no_cache, settings)
+    loaded = load_calibration_set(run_set)
+    calibration_run.calibrated_metric(loaded, options.metric)
+    out = options.output or Path(f"calibration_{Path(run_set).name}")
+    check_output_folder(out)
+    if not options.no_cache:
+        check_output_folder(settings.cache_dir, what="cache directory")
+    return settings, target, loaded, out
+
+
+def _run_calibration(
+    options: CalibrateArgs,
+    figures: Figures,
+    settings: Settings,
+    target: RayTarget | None,
+    loaded: CalibrationSet,
+    out: Path,
+) -> CalibrationRun:
+    """The ``--run`` job, under a progress bar: judge the set, calibrate, write scores.jsonl."""
+    import asyncio
+
+    from rag_judge.cli.progress import progress_step
+    from rag_judge.jobs.calibrate import SCORES_FILE, SetOptions, calibrate_set_job
+    from rag_judge.runtime.executors.batched import state_path_for
+    from rag_judge.runtime.session import open_session
+
+    job = SetOptions(
+        metric=options.metric,
+        limit=options.limit,
+        mode=options.judging.mode,
+        reasons=options.judging.reasons,
+        figures=figures,
+    )
+    session = open_session(settings, cache=not options.no_cache)
+    state_path = state_path_for(out / SCORES_FILE)
+    executor = executor_for(target, options.scale_out.batch, state_path)
+    with progress_step("judging") as step:
+        events = StepEvents(step, on_ray=target is not None)
+        return asyncio.run(
+            calibrate_set_job(loaded, out, session, job, executor=executor, events=events)
+        )
+
+
+def _calibrate_files(options: CalibrateArgs, figures: Figures) -> CalibrationReport:
+    """``--scores`` and ``--labels``: calibrate files already judged (no model call)."""
+    from rag_judge.jobs import calibrate as calibration_run
+
+    if options.scores is None or options.labels is None:
+        raise click.UsageError("give --scores and --labels, or --run EVAL_SET")
+    _refuse_run_options(options)
+    if options.output is not None:
+        from rag_judge.report.calibration_html import FILES
+        from rag_judge.runtime.outputs import check_distinct, check_output_folder
+
+        check_output_folder(options.output)
+        check_distinct(
+            {
+                "--scores": options.scores,
+                "--labels": options.labels,
+                "--unlabelled": options.unlabelled,
+            },
+            {f"-o {name}": options.output / name for name in FILES},
+        )
+    mapping, scale = options.mapping, options.scale
+    reading = calibration_run.LabelFile(
+        metric=options.metric or DEFAULT_CALIBRATED,
+        label_field=options.label_field,
+        mapping=None if mapping is None else calibration_run.parse_mapping(mapping),
+        unlabelled=options.unlabelled,
+        scale=None if scale is None else calibration_run.parse_scale(scale),
+        kind=options.kind or "binary",
+        level=options.level,
+    )
+    return calibration_run.calibrate_files(options.scores, options.labels, reading, figures)
+
+
+def _refuse_file_options(options: CalibrateArgs) -> None:
+    """A usage error naming the first option given that ``--run`` takes from the set itself."""
+    given: dict[str, object] = {
+        "--scores": options.scores,
+        "--labels": options.labels,
+        "--kind": options.kind,
+        "--unlabelled": options.unlabelled,
+        "--mapping": options.mapping,
+        "--scale": options.scale,
+    }
+    if extra := [name for name, value in given.items() if value is not None]:
+        raise click.UsageError(f"--run takes the set's own scores and labels, not {extra[0]}")
+
+
+def _refuse_run_options(options: CalibrateArgs) -> None:
+    """A usage error naming the first option given that only ``--run`` reads."""
+    settings = options.model.overrides
+    used = {
+        "--limit": options.limit,
+        **{f"--{k.replace('_', '-')}": v for k, v in settings.items()},
+    }
+    switches = (
+        ("--no-cache", options.no_cache),
+        ("--no-reasons", not options.judging.reasons),
+        ("--batch", options.scale_out.batch),
+    )
+    flags = [name for name, on in switches if on]
+    if options.scale_out.executor != "local":
+        flags.append("--executor")
+    used["--judge-mode"] = options.judging.mode
+    if extra := [name for name, value in used.items() if value is not None] + flags:
+        raise click.UsageError(f"{extra[0]} applies to --run only")
+
+
+def _print_report(report: CalibrationReport, output: Path | None) -> None:
+    """The figures as a table and a summary; with an output folder, the report written there."""
     from rag_judge.report.calibration_html import (
         figure_table,
         summary_lines,
         write_calibration_report,
     )
 
-    if threshold is not None and select is not None:
-        raise click.UsageError("give --threshold or --select, not both")
-    if select == "f1" and beta != 1.0:
-        raise click.UsageError("--select f1 is F-beta with beta 1; use --select f_beta")
-    objective: Any = {"f1": "f_beta"}.get(select or "", select)
-    common: dict[str, Any] = {
-        "threshold": threshold,
-        "select": objective,
-        "beta": beta,
-        "n_resamples": resamples,
-        "seed": seed,
-    }
-    if run_set is not None:
-        given: dict[str, object] = {"--scores": scores, "--labels": labels, "--kind": kind}
-        given |= {"--unlabelled": unlabelled, "--mapping": mapping, "--scale": scale}
-        if extra := [name for name, value in given.items() if value is not None]:
-            raise click.UsageError(f"--run takes the set's own scores and labels, not {extra[0]}")
-        from rag_judge.cli.progress import progress_step
-        from rag_judge.data.calibration_sets import load_calibration_set
-        from rag_judge.runtime.executors.batched import state_path_for
-        from rag_judge.runtime.outputs import check_output_folder
-        from rag_judge.runtime.settings import load_settings
-
-        chosen = load_settings(settings)
-        target = ray_target(executor, workers, batch, no_cache, chosen)
-        loaded = load_calibration_set(run_set)  # input errors before the progress bar
-        calibration_run.calibrated_metric(loaded, metric)
-        out = output or Path(f"calibration_{Path(run_set).name}")
-        check_output_folder(out)
-        if not no_cache:
-            check_output_folder(chosen.cache_dir, what="cache directory")
-        with progress_step("judging") as step:
-            ways_out = scale_out(target, batch, step)
-            run = calibration_run.run_calibration(
-                loaded,
-                out,
-                metric=metric,
-                limit=limit,
-                settings=chosen,
-                cache=not no_cache,
-                progress=None if target is not None else lambda row: step.finished(row.failed),
-                on_start=lambda n: step.update(total=n),
-                scale=ways_out,
-                mode=judge_mode,
-                reasons=not no_reasons,
-                **common,
-            )
-        report, output = run.report, out
-        if batch:
-            echo_stages(run.stages, state_path_for(run.scores_path))
-        click.echo(f"scores of {len(run.evaluation)} samples in {run.scores_path}", err=True)
-        echo_cost(run.evaluation.ledger)
-    else:
-        if scores is None or labels is None:
-            raise click.UsageError("give --scores and --labels, or --run EVAL_SET")
-        used = {"--limit": limit, **{f"--{k.replace('_', '-')}": v for k, v in settings.items()}}
-        switches = (("--no-cache", no_cache), ("--no-reasons", no_reasons), ("--batch", batch))
-        flags = [name for name, on in switches if on]
-        if executor != "local":
-            flags.append("--executor")
-        used["--judge-mode"] = judge_mode
-        if extra := [name for name, value in used.items() if value is not None] + flags:
-            raise click.UsageError(f"{extra[0]} applies to --run only")
-        common |= {"kind": kind or "binary", "level": level}
-        if output is not None:
-            from rag_judge.report.calibration_html import FILES
-            from rag_judge.runtime.outputs import check_distinct, check_output_folder
-
-            check_output_folder(output)
-            check_distinct(
-                {"--scores": scores, "--labels": labels, "--unlabelled": unlabelled},
-                {f"-o {name}": output / name for name in FILES},
-            )
-        report = calibration_run.calibrate_files(
-            scores,
-            labels,
-            metric=metric or DEFAULT_CALIBRATED,
-            label_field=label_field,
-            mapping=None if mapping is None else calibration_run.parse_mapping(mapping),
-            unlabelled=unlabelled,
-            scale=None if scale is None else calibration_run.parse_scale(scale),
-            **common,
-        )
     header, rows = figure_table(report)
     title = f"{report.metric} vs {report.kind} human labels: {report.n} compared"
     make_console().print(to_rich(header, rows, title=title))

@@ -8,16 +8,14 @@ import sys
 import threading
 from collections.abc import Callable
 from functools import wraps
-from typing import TYPE_CHECKING, Any, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 
-from rag_judge.backends.types import JSON_MODES
 from rag_judge.core.errors import RagJudgeError
 from rag_judge.core.types import FAILED_STATUSES
 from rag_judge.judges import JUDGES
-from rag_judge.judges.work import JudgeMode
 
 if TYPE_CHECKING:
     from rag_judge.backends.wrapper.ledger import Ledger
@@ -86,73 +84,6 @@ def os_error(error: OSError) -> str:
             "OUTPUT.partial): free space and run the same command again"
         )
     return said
-
-
-def call_options(prefix: str = "") -> Callable[[F], F]:
-    """``--timeout`` and ``--max-attempts``: how long a model call (or a RAG endpoint) may take
-    and how often a transient failure is retried (settings ``timeout``, ``max_attempts``)."""
-
-    def add(command: F) -> F:
-        command = click.option(
-            "--max-attempts",
-            type=click.IntRange(min=1, max=100),
-            help=f"{prefix}Attempts per model call for transient failures (default: settings, "
-            "then 4).",
-        )(command)
-        return click.option(
-            "--timeout",
-            type=click.FloatRange(min=0, min_open=True, max=86_400),
-            help=f"{prefix}Seconds per attempt of a model call, or of a request to a --rag "
-            "endpoint (default: settings, then 120).",
-        )(command)
-
-    return add
-
-
-def judge_mode_options(command: F) -> F:
-    """``--judge-mode`` and ``--no-reasons``: how the judges use the model."""
-    command = click.option(
-        "--no-reasons",
-        is_flag=True,
-        help="Score mode: skip the one-line reason written for each claim that ends "
-        "unsupported (the only text the scoring path writes).",
-    )(command)
-    return click.option(
-        "--judge-mode",
-        type=click.Choice(get_args(JudgeMode)),
-        help="score: read and score (claims split without a model, verdicts from one-token "
-        "yes/no probabilities; default for local/ models); generate: claims, verdicts and "
-        "reasons written as JSON (default for API models).",
-    )(command)
-
-
-def bootstrap_options(seed_help: str) -> Callable[[F], F]:
-    """``--resamples`` and ``--seed``: the bootstrap every interval of a command uses."""
-
-    def add(command: F) -> F:
-        command = click.option("--seed", type=int, default=0, show_default=True, help=seed_help)(
-            command
-        )
-        return click.option(
-            "--resamples",
-            type=click.IntRange(min=1),
-            default=2000,
-            show_default=True,
-            help="Bootstrap resamples per interval.",
-        )(command)
-
-    return add
-
-
-def json_mode_option(command: F) -> F:
-    """``--json-mode``: how JSON schemas are sent to a server (a setting, ``json_mode``)."""
-    return click.option(
-        "--json-mode",
-        type=click.Choice(JSON_MODES),
-        help="How openai/, openai-compatible/ and litellm/ servers get the JSON schema: auto "
-        "(json_schema, json_object if refused; default), json_schema, json_object, or none "
-        "(no response_format: for a server that fails on it).",
-    )(command)
 
 
 def metric_names(text: str) -> list[str]:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from rag_judge.cli.common import echo_cost, friendly_errors, make_console
+from rag_judge.cli.options import BASE_URL_HELP, limit_option, model_options, output_option
+from rag_judge.runtime.events import Events
+
+if TYPE_CHECKING:
+    from rag_judge.jobs.compare.comparison import RetrieverComparison
 
 
 @click.command("compare-retrievers")
@@ -24,12 +30,12 @@ from rag_judge.cli.common import echo_cost, friendly_errors, make_console
     help="Also compare rrf+rerank: RRF's top 20 reranked by the model's yes/no probability "
     "(llm) or by a cross-encoder at PATH.",
 )
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
-@click.option("--model", help="Model for --rerank llm, provider/model (default: settings).")
-@click.option(
-    "--embeddings", help="Embedder for dense retrieval (default: settings; multilingual if not en)."
+@limit_option("Only the first N questions.")
+@model_options(
+    model="Model for --rerank llm, provider/model (default: settings).",
+    embeddings="Embedder for dense retrieval (default: settings; multilingual if not en).",
+    base_url=BASE_URL_HELP,
 )
-@click.option("--base-url", help="OpenAI-compatible server for openai/ and litellm/ models.")
 @click.option(
     "--format",
     "fmt",
@@ -37,13 +43,7 @@ from rag_judge.cli.common import echo_cost, friendly_errors, make_console
     default="table",
     show_default=True,
 )
-@click.option(
-    "-o",
-    "--output",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Also write the CSVs (every digit) and comparison.md into this folder.",
-)
+@output_option("Also write the CSVs (every digit) and comparison.md into this folder.")
 @friendly_errors
 def compare_retrievers_command(
     eval_set: str,
@@ -51,7 +51,7 @@ def compare_retrievers_command(
     rerank: str | None,
     limit: int | None,
     fmt: str,
-    out_dir: Path | None,
+    output: Path | None,
     **settings: Any,
 ) -> None:
     """Compare retrievers on EVAL_SET, by document id and by answer text.
@@ -64,25 +64,57 @@ def compare_retrievers_command(
     retriever minus the first (paired bootstrap CI, randomization test, McNemar where values
     are 0/1), a breakdown by question type, and the questions left out and why.
     """
+    from rag_judge.report.retriever_tables import write_comparison
+
+    comparison = _run_comparison(eval_set, retrievers, rerank, limit, settings)
+    _print_comparison(comparison, fmt)
+    if output is not None:
+        written = write_comparison(comparison, output)
+        click.echo(f"wrote {', '.join(p.name for p in written)} to {output}", err=True)
+    if comparison.ledger is not None:
+        echo_cost(comparison.ledger)  # embedding and reranking calls; BM25 alone makes none
+
+
+def _run_comparison(
+    eval_set: str, retrievers: str, rerank: str | None, limit: int | None, settings: dict[str, Any]
+) -> RetrieverComparison:
+    """The comparison job, with a progress bar per step it reports."""
+    import asyncio
+
     from rag_judge.cli.progress import progress_steps
-    from rag_judge.jobs.compare.job import run_comparison
+    from rag_judge.jobs.compare.job import CompareOptions, compare_job, parse_retrievers
+    from rag_judge.runtime.session import open_session
+    from rag_judge.runtime.settings import load_settings
+
+    options = CompareOptions(parse_retrievers(retrievers), rerank, limit)
+    chosen = load_settings(
+        {"model": settings["model"], "embeddings": None, "base_url": settings["base_url"]}
+    )
+    session = open_session(chosen, embeddings=settings["embeddings"])
+    with progress_steps() as progress:
+        events = _Steps(progress)
+        return asyncio.run(compare_job(eval_set, session, options, events=events))
+
+
+class _Steps(Events):
+    """Each step the job reports, on its own bar."""
+
+    def __init__(self, report: Callable[[str, int, int | None], None]) -> None:
+        self.report = report
+
+    def advanced(self, step: str, done: int, total: int | None) -> None:
+        self.report(step, done, total)
+
+
+def _print_comparison(comparison: RetrieverComparison, fmt: str) -> None:
+    """The tables on stdout in the format asked for; the note on what they mean beside."""
     from rag_judge.report.retriever_tables import (
         comparison_csv,
         comparison_markdown,
         display_tables,
         to_rich_table,
-        write_comparison,
     )
 
-    with progress_steps() as progress:
-        comparison = run_comparison(
-            eval_set,
-            retrievers=retrievers,
-            rerank=rerank,
-            limit=limit,
-            progress=progress,
-            **settings,
-        )
     if fmt == "csv":
         click.echo(comparison_csv(comparison), nl=False)
         click.echo(f"note: {comparison.note}", err=True)
@@ -93,8 +125,3 @@ def compare_retrievers_command(
         for table in display_tables(comparison, split_main=True):
             console.print(to_rich_table(table))
         console.print(f"note: {comparison.note}", markup=False, highlight=False)
-    if out_dir is not None:
-        written = write_comparison(comparison, out_dir)
-        click.echo(f"wrote {', '.join(p.name for p in written)} to {out_dir}", err=True)
-    if comparison.ledger is not None:
-        echo_cost(comparison.ledger)  # embedding and reranking calls; BM25 alone makes none

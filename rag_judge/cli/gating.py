@@ -1,60 +1,19 @@
-"""The gate options ``score`` and ``compare-scores`` share, and how a gate ends a command."""
+"""What the gate options of ``score`` and ``compare-scores`` do, and how a gate ends a command."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
+    from rag_judge.cli.records import GateArgs
     from rag_judge.jobs.score_compare.files import ScoreFile
     from rag_judge.jobs.score_compare.gate import Check, GateOn
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def gate_options(command: F) -> F:
-    """``--fail-under``, ``--gate-on``, ``--fail-if-worse``, ``--margin`` and ``--junit``."""
-    options = [
-        click.option(
-            "--junit",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="Write the gate's checks as JUnit XML (one test case per check).",
-        ),
-        click.option(
-            "--margin",
-            type=click.FloatRange(min=0),
-            default=0.0,
-            show_default=True,
-            help="--fail-if-worse: a drop counts only when the whole CI lies below -MARGIN.",
-        ),
-        click.option(
-            "--fail-if-worse",
-            is_flag=True,
-            help="Exit 1 when a metric's CI of NEW - BASE lies wholly below -MARGIN (noise does "
-            "not fail the build).",
-        ),
-        click.option(
-            "--gate-on",
-            type=click.Choice(["mean", "ci-low"]),
-            default="mean",
-            show_default=True,
-            help="--fail-under compares the mean, or the lower end of its 95% CI, with the bound.",
-        ),
-        click.option(
-            "--fail-under",
-            metavar="METRIC=X,...",
-            help="Exit 1 when a metric's mean is below its bound (comma-separated METRIC=X "
-            "pairs, each X in [0, 1]).",
-        ),
-    ]
-    for option in options:
-        command = option(command)
-    return command
 
 
 def finish_gate(checks: Sequence[Check], junit: Path | None) -> None:
@@ -82,22 +41,14 @@ class ScoreGate:
     margin: float
 
     @classmethod
-    def check(
-        cls,
-        metrics: Sequence[str],
-        fail_under: str | None,
-        gate_on: str,
-        baseline: Path | None,
-        fail_if_worse: bool,
-        margin: float,
-    ) -> ScoreGate:
+    def check(cls, metrics: Sequence[str], gate: GateArgs, baseline: Path | None) -> ScoreGate:
         """The gate asked for, with its bounds and baseline read now: bad input fails before
         the first model call, not after the judging."""
         from rag_judge.core.errors import InputError
         from rag_judge.jobs.score_compare.files import read_score_file
         from rag_judge.jobs.score_compare.gate import parse_bounds
 
-        bounds = parse_bounds(fail_under) if fail_under is not None else None
+        bounds = parse_bounds(gate.fail_under) if gate.fail_under is not None else None
         for name in bounds or {}:
             if name not in metrics:
                 raise InputError(
@@ -105,9 +56,9 @@ class ScoreGate:
                     f"(--metrics: {', '.join(metrics)})",
                     field=f"fail_under.{name}",
                 )
-        if fail_if_worse and baseline is None:
+        if gate.fail_if_worse and baseline is None:
             raise click.UsageError("--fail-if-worse needs --baseline BASE.jsonl")
-        if baseline is not None and not fail_if_worse:
+        if baseline is not None and not gate.fail_if_worse:
             raise click.UsageError("--baseline is compared by --fail-if-worse; give both")
         base = read_score_file(baseline) if baseline is not None else None
         if base is not None:
@@ -121,7 +72,7 @@ class ScoreGate:
                 )
             for name in shared:  # every value checked now, not after the judging
                 base.scores(name)
-        return cls(bounds, gate_on, base, margin)
+        return cls(bounds, gate.gate_on, base, gate.margin)
 
     @property
     def asked(self) -> bool:

@@ -3,58 +3,94 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from rag_judge.cli.common import (
-    JUDGE_NAMES,
     NOTHING_JUDGED,
-    call_options,
     echo_cost,
     friendly_errors,
-    json_mode_option,
-    judge_mode_options,
     make_console,
     metric_names,
     nothing_judged,
 )
-from rag_judge.cli.gating import finish_gate, gate_options
-from rag_judge.cli.scale_out import echo_stages, ray_target, scale_out, scale_out_options
-from rag_judge.judges import DEFAULT_METRICS
-from rag_judge.judges.work import JudgeMode
+from rag_judge.cli.gating import finish_gate
+from rag_judge.cli.options import (
+    BASE_URL_HELP,
+    CONCURRENCY_HELP,
+    call_options,
+    gate_options,
+    json_mode_option,
+    judge_mode_options,
+    limit_option,
+    metrics_option,
+    model_options,
+    no_cache_option,
+    output_option,
+    scale_out_options,
+)
+from rag_judge.cli.records import GateArgs, JudgeArgs, ModelArgs, ScaleOutArgs, gather
+from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
 from rag_judge.report.tables import judge_summary_table, to_rich
+
+if TYPE_CHECKING:
+    from rag_judge.cli.gating import ScoreGate
+    from rag_judge.core.types import RagSample
+    from rag_judge.jobs.score.job import ScoreRun
+    from rag_judge.runtime.executors.on_ray import RayTarget
+    from rag_judge.runtime.settings import Settings
+
+
+@dataclass(frozen=True)
+class ScoreArgs:
+    """What ``score`` was asked, gathered from click's parameters."""
+
+    input_path: Path
+    output: Path
+    metrics: str
+    limit: int | None
+    language: str | None
+    no_cache: bool
+    repeats: int
+    baseline: Path | None
+    model: ModelArgs
+    judging: JudgeArgs
+    scale: ScaleOutArgs
+    gate: GateArgs
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> ScoreArgs:
+        return gather(
+            cls,
+            params,
+            model=ModelArgs.from_params(params),
+            judging=JudgeArgs.from_params(params),
+            scale=ScaleOutArgs.from_params(params),
+            gate=GateArgs.from_params(params),
+        )
 
 
 @click.command()
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Where to write one JSON line per row with every judge's result.",
+@output_option(
+    "Where to write one JSON line per row with every judge's result.", file=True, required=True
 )
-@click.option(
-    "--metrics",
-    default=",".join(DEFAULT_METRICS),
-    show_default=True,
-    help=f"Comma-separated judges; known: {', '.join(JUDGE_NAMES)}.",
+@metrics_option
+@model_options(
+    model="Judge provider/model (default: settings, then local).",
+    judge="Same as --model (the name the sweep and settings use).",
+    embeddings="Embedder for answer relevancy (default: settings).",
+    base_url=BASE_URL_HELP,
+    concurrency=CONCURRENCY_HELP,
+    threads="CPU threads of a local/ model (default: every core; 1 per Ray worker on one machine).",
 )
-@click.option("--model", help="Judge provider/model (default: settings, then local).")
-@click.option("--judge", help="Same as --model (the name the sweep and settings use).")
-@click.option("--embeddings", help="Embedder for answer relevancy (default: settings).")
-@click.option("--base-url", help="OpenAI-compatible server for openai/ and litellm/ models.")
-@click.option("--concurrency", type=click.IntRange(min=1), help="Model calls in flight.")
-@click.option(
-    "--threads",
-    type=click.IntRange(min=1),
-    help="CPU threads of a local/ model (default: every core; 1 per Ray worker on one machine).",
-)
-@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
+@limit_option("Judge only the first N rows.")
 @click.option("--language", help="Prompt language for every row (default: detected).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@no_cache_option()
 @click.option(
     "--repeats",
     type=click.IntRange(min=1),
@@ -74,27 +110,7 @@ from rag_judge.report.tables import judge_summary_table, to_rich
 @judge_mode_options
 @json_mode_option
 @friendly_errors
-def score(
-    input_path: Path,
-    output: Path,
-    metrics: str,
-    limit: int | None,
-    language: str | None,
-    no_cache: bool,
-    judge_mode: JudgeMode | None,
-    no_reasons: bool,
-    repeats: int,
-    executor: str,
-    workers: int,
-    batch: bool,
-    baseline: Path | None,
-    fail_under: str | None,
-    gate_on: str,
-    fail_if_worse: bool,
-    margin: float,
-    junit: Path | None,
-    **settings: Any,
-) -> None:
+def score(**params: Any) -> None:
     """Judge the rows of INPUT (JSONL, JSON, CSV, TSV or Parquet) and write OUTPUT.jsonl.
 
     Columns may use ragas' names (user_input, retrieved_contexts, response, reference) or
@@ -102,15 +118,31 @@ def score(
     from the cache, so an interrupted run resumes where it stopped; meanwhile OUTPUT.partial
     holds the rows it finished.
     """
-    import asyncio
+    from rag_judge.runtime.executors.batched import state_path_for
 
+    options = ScoreArgs.from_params(params)
+    settings, names, target, gate = _checked(options)
+    samples = _samples(options)
+    run = _run_score(options, samples, names, settings, target)
+    result = run.result
+    if options.scale.batch:
+        echo_stages(run.stages, state_path_for(options.output))
+    header, rows = judge_summary_table(result.summary())
+    title = f"{len(result)} rows judged by {result.model}; results in {options.output}"
+    make_console().print(to_rich(header, rows, title=title))
+    echo_cost(result.ledger)
+    if (failure := nothing_judged(result)) is not None:
+        click.echo(f"error: {failure}", err=True)
+        sys.exit(NOTHING_JUDGED)
+    if gate.asked:
+        finish_gate(gate.checks(result.to_records(), str(options.output)), options.gate.junit)
+
+
+def _checked(options: ScoreArgs) -> tuple[Settings, list[str], RayTarget | None, ScoreGate]:
+    """Every input error before the first model call: settings, judges, scale-out, gate, and
+    the files to write (none of them one that is read)."""
     from rag_judge.cli.gating import ScoreGate
-    from rag_judge.cli.progress import progress_step
-    from rag_judge.data.samples import load_samples
-    from rag_judge.jobs.score.partial import PartialResults, partial_path
-    from rag_judge.jobs.score.result import SampleResult
-    from rag_judge.jobs.score.scaled import aevaluate_scaled
-    from rag_judge.prompts.templates import prompt_languages
+    from rag_judge.jobs.score.partial import partial_path
     from rag_judge.runtime.executors.batched import state_path_for
     from rag_judge.runtime.outputs import (
         check_distinct,
@@ -118,66 +150,74 @@ def score(
         check_output_file,
         check_output_folder,
     )
-    from rag_judge.runtime.settings import load_settings
 
-    chosen = load_settings(settings)
-    names = metric_names(metrics)
-    target = ray_target(executor, workers, batch, no_cache, chosen)
-    gate = ScoreGate.check(names, fail_under, gate_on, baseline, fail_if_worse, margin)
+    settings = options.model.load()
+    names = metric_names(options.metrics)
+    target = options.scale.target(options.no_cache, settings)
+    gate = ScoreGate.check(names, options.gate, options.baseline)
+    output, junit = options.output, options.gate.junit
     check_jsonl_output(output)
-    check_output_file(output, inputs=[input_path])
+    check_output_file(output, inputs=[options.input_path])
     if junit is not None:
         check_output_file(junit)
     check_distinct(
-        {"INPUT": input_path, "--baseline": baseline},
+        {"INPUT": options.input_path, "--baseline": options.baseline},
         {"-o": output, "--junit": junit, "the partial results": partial_path(output),
          "the batch ids": state_path_for(output)},
     )  # fmt: skip
-    if not no_cache:
-        check_output_folder(chosen.cache_dir, what="cache directory")
-    samples = load_samples(input_path, limit=limit)
+    if not options.no_cache:
+        check_output_folder(settings.cache_dir, what="cache directory")
+    return settings, names, target, gate
+
+
+def _samples(options: ScoreArgs) -> list[RagSample]:
+    """The rows to judge; a language without prompts of its own is said, not an error."""
+    from rag_judge.data.samples import load_samples
+    from rag_judge.prompts.templates import prompt_languages
+
+    samples = load_samples(options.input_path, limit=options.limit)
+    language = options.language
     if language is not None and language not in (have := prompt_languages()):
         click.echo(
             f"note: no prompts in {language!r} (there are: {', '.join(have)}); the English "
             "prompts are used, and each result records prompt_language=en",
             err=True,
         )
-    total = len(samples) * repeats
-    with PartialResults(output) as partial, progress_step("judging", total=total) as step:
-        scale = scale_out(target, batch, step)
+    return samples
 
-        def finished(row: SampleResult) -> None:
-            if target is None:  # over Ray, the counts across workers move the bar
-                step.finished(row.failed)
-            partial.add(row)
 
-        result, stages = asyncio.run(
-            aevaluate_scaled(
-                samples,
-                names,
-                settings=chosen,
-                output=output,
-                scale=scale,
-                cache=not no_cache,
-                progress=finished,
-                language=language,
-                mode=judge_mode,
-                reasons=not no_reasons,
-                repeats=repeats,
-            )
-        )
-        result.write_jsonl(output)
-    if batch:
-        echo_stages(stages, state_path_for(output))
-    header, rows = judge_summary_table(result.summary())
-    title = f"{len(result)} rows judged by {result.model}; results in {output}"
-    make_console().print(to_rich(header, rows, title=title))
-    echo_cost(result.ledger)
-    if (failure := nothing_judged(result)) is not None:
-        click.echo(f"error: {failure}", err=True)
-        sys.exit(NOTHING_JUDGED)
-    if gate.asked:
-        finish_gate(gate.checks(result.to_records(), str(output)), junit)
+def _run_score(
+    options: ScoreArgs,
+    samples: list[RagSample],
+    names: list[str],
+    settings: Settings,
+    target: RayTarget | None,
+) -> ScoreRun:
+    """The judging job, under a progress bar, each finished row kept in OUTPUT.partial."""
+    import asyncio
+
+    from rag_judge.cli.progress import progress_step
+    from rag_judge.jobs.score.job import score_job
+    from rag_judge.jobs.score.options import ScoreOptions
+    from rag_judge.jobs.score.partial import PartialResults
+    from rag_judge.runtime.executors.batched import state_path_for
+    from rag_judge.runtime.session import open_session
+
+    judged = ScoreOptions(
+        metrics=tuple(names),
+        language=options.language,
+        mode=options.judging.mode,
+        reasons=options.judging.reasons,
+        repeats=options.repeats,
+    )
+    executor = executor_for(target, options.scale.batch, state_path_for(options.output))
+    session = open_session(settings, cache=not options.no_cache)
+    total = len(samples) * options.repeats
+    with PartialResults(options.output) as partial, progress_step("judging", total=total) as step:
+        events = StepEvents(step, on_ray=target is not None, each=partial.add)
+        run = asyncio.run(score_job(samples, session, judged, executor=executor, events=events))
+        run.result.write_jsonl(options.output)
+    return run
 
 
 @click.command()

@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from rag_judge.cli.common import F, bootstrap_options, friendly_errors, make_console
+from rag_judge.cli.common import F, friendly_errors, make_console
+from rag_judge.cli.options import bootstrap_options
 from rag_judge.report.tables import comparison_table, eval_result_table, to_csv, to_rich
 from rag_judge.retrieval import FAMILIES, EvalResult, evaluate, read_qrels, read_run
 from rag_judge.retrieval.compare import compare_runs

@@ -1,58 +1,23 @@
-"""``--executor``, ``--workers`` and ``--batch``: the ways out of one process that ``score``,
-``sweep`` and ``calibrate --run`` share, and how their progress reaches the bar."""
+"""What ``--executor``, ``--workers`` and ``--batch`` mean for ``score``, ``sweep`` and
+``calibrate --run``: the Ray cluster checked, and how its progress reaches the bar."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_judge.runtime.events import Events
+
 if TYPE_CHECKING:
+    from rag_judge.backends.batch.batch_api import BatchState
     from rag_judge.cli.progress import Step
-    from rag_judge.jobs.score.scaled import ScaleOut
+    from rag_judge.runtime.executors import Executor
     from rag_judge.runtime.executors.batched import Stage
-    from rag_judge.runtime.executors.on_ray import RayTarget
+    from rag_judge.runtime.executors.on_ray import RayTarget, RowCounts
     from rag_judge.runtime.settings import Settings
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def scale_out_options(unit: str) -> Callable[[F], F]:
-    """The three options; ``unit`` is what is split over Ray workers (rows, questions)."""
-
-    def add(command: F) -> F:
-        options = [
-            click.option(
-                "--batch",
-                is_flag=True,
-                help="Send the calls through the server's Batch API (openai/, "
-                "openai-compatible/), in stages over the response cache; an interrupted wait "
-                "resumes the same batch.",
-            ),
-            click.option(
-                "--workers",
-                type=click.IntRange(min=1),
-                default=2,
-                show_default=True,
-                help="--executor ray: Ray workers (CPUs) of a new local cluster, and the "
-                "number the tasks are sized for.",
-            ),
-            click.option(
-                "--executor",
-                default="local",
-                show_default=True,
-                metavar="local|ray|ray://ADDRESS|ray:auto",
-                help=f"Where {unit} are judged: this process, a new local Ray cluster, or an "
-                "existing one (pip install 'rag-judge[ray]').",
-            ),
-        ]
-        for option in options:
-            command = option(command)
-        return command
-
-    return add
 
 
 def ray_target(
@@ -91,25 +56,54 @@ def ray_target(
     return target
 
 
-def scale_out(target: RayTarget | None, batch: bool, step: Step) -> ScaleOut:
-    """The job's :class:`ScaleOut`, its progress shown on ``step``: Ray's counts across
-    workers (done, in flight, failed), or each poll of a batch."""
-    from rag_judge.jobs.score.scaled import ScaleOut
+def executor_for(target: RayTarget | None, batch: bool, state_path: Path) -> Executor:
+    """Where the job runs: on the Ray cluster checked, through the Batch API (its ids kept at
+    ``state_path``), or in this process."""
+    from rag_judge.runtime.executors import IN_PROCESS, Batch, OnRay
 
     if target is not None:
-        return ScaleOut(ray=target, on_counts=step.show_counts)
+        return OnRay(target)
+    return Batch(state_path) if batch else IN_PROCESS
 
-    def polled(_stage: Any, state: Any) -> None:
+
+class StepEvents(Events):
+    """A job's events on a progress step: each finished item in this process (over Ray, the
+    counts across workers move the bar), each batch poll as a note and a stderr line."""
+
+    def __init__(
+        self,
+        step: Step,
+        *,
+        on_ray: bool,
+        each: Callable[[Any], None] | None = None,
+        renamed: str | None = None,
+    ) -> None:
+        self.step, self.on_ray, self.each, self.renamed = step, on_ray, each, renamed
+
+    def started(self, total: int) -> None:
+        if self.renamed is not None:  # the step before (building the index) is over
+            self.step.rename(self.renamed, total=total)
+        else:
+            self.step.update(total=total)
+
+    def finished(self, item: Any) -> None:
+        if not self.on_ray:
+            self.step.finished(item.failed)
+        if self.each is not None:
+            self.each(item)
+
+    def counts(self, counts: RowCounts) -> None:
+        self.step.show_counts(counts)
+
+    def polled(self, stage: Stage | None, state: BatchState) -> None:
         counts = state.counts
         text = f"batch {state.id} {state.status}"
         if counts:
             total, done, failed = (counts.get(k, 0) for k in ("total", "completed", "failed"))
             text += f": {done}/{total} lines done, {total - done - failed} in flight, "
             text += f"{failed} failed"
-        step.note(text)
+        self.step.note(text)
         click.echo(text, err=True)
-
-    return ScaleOut(batch=batch, on_poll=polled)
 
 
 def echo_stages(stages: Sequence[Stage], state_path: Path) -> None:

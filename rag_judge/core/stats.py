@@ -105,8 +105,8 @@ def bootstrap_mean_ci(
             ``confidence`` or ``n_resamples`` is out of range.
     """
     x = as_finite_values(values, "values")
-    _check_confidence(confidence)
-    _check_n_resamples(n_resamples)
+    check_confidence(confidence)
+    check_n_resamples(n_resamples)
     scaled, exponent = _scale_to_unit(x)
     method = f"percentile bootstrap ({n_resamples} resamples, seed {seed})"
     return _percentile_ci(scaled, exponent, confidence, n_resamples, seed, method)
@@ -140,8 +140,8 @@ def paired_bootstrap_ci(
             ``confidence`` or ``n_resamples`` is out of range.
     """
     x, y = _as_paired_scores(a, b)
-    _check_confidence(confidence)
-    _check_n_resamples(n_resamples)
+    check_confidence(confidence)
+    check_n_resamples(n_resamples)
     diff, exponent = _scaled_difference(x, y)
     method = f"paired percentile bootstrap of mean(a - b) ({n_resamples} resamples, seed {seed})"
     return _percentile_ci(diff, exponent, confidence, n_resamples, seed, method)
@@ -206,7 +206,7 @@ def paired_randomization_test(
             ``n_resamples`` is below 1.
     """
     x, y = _as_paired_scores(a, b)
-    _check_n_resamples(n_resamples)
+    check_n_resamples(n_resamples)
     diff, exponent = _scaled_difference(x, y)
     n = int(diff.size)
     observed = float(np.mean(diff))
@@ -276,13 +276,13 @@ def _check_binary(x: FloatArray, name: str) -> None:
         )
 
 
-def _check_confidence(confidence: float) -> None:
+def check_confidence(confidence: float) -> None:
     """Require 0 < confidence < 1 (NaN fails the comparison and is rejected too)."""
     if not 0.0 < confidence < 1.0:
         raise InputError(f"confidence must be in (0, 1), got {confidence}", field="confidence")
 
 
-def _check_n_resamples(n_resamples: int) -> None:
+def check_n_resamples(n_resamples: int) -> None:
     """Require a whole number of resamples, at least 1."""
     try:
         count = operator.index(n_resamples)

@@ -3,9 +3,10 @@
 :func:`calibrate_files` reads a score file (``rag-judge score`` output), a label file and
 optionally more unlabelled scores, and calls :func:`~rag_judge.calibration.report.calibrate`.
 
-:func:`run_calibration` (:func:`arun_calibration` in a notebook) loads the set (``wice_dev``,
-``begin_dev``, ``alce_utility`` or a set folder), judges its samples with
-:func:`rag_judge.jobs.score.run.aevaluate` (cached: a re-run makes no model call), writes
+:func:`calibrate_set_job` (by keywords: :func:`run_calibration`, :func:`arun_calibration` in a
+notebook) loads the set (``wice_dev``, ``begin_dev``, ``alce_utility`` or a set folder), judges
+its samples with :func:`rag_judge.jobs.score.job.score_job` (cached: a re-run makes no model
+call), writes
 ``scores.jsonl`` into the output folder exactly as ``rag-judge score`` would, reads it back and
 calls :func:`~rag_judge.calibration.report.calibrate` with the labels and the label kind of the
 set's manifest. Labels that have no place on the set's scale (BEGIN's ``Generic``, null in
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -51,13 +51,16 @@ from rag_judge.calibration.thresholds import Objective
 from rag_judge.core import json_text
 from rag_judge.core.errors import InputError
 from rag_judge.data.calibration_sets import CalibrationSet, load_calibration_set
-from rag_judge.data.readers import read_jsonl
+from rag_judge.data.score_file import read_score_rows, shown_rows
+from rag_judge.jobs.score.job import score_job
+from rag_judge.jobs.score.options import ScoreOptions
 from rag_judge.jobs.score.result import EvaluationResult, SampleResult
-from rag_judge.jobs.score.run import aevaluate
-from rag_judge.jobs.score.scaled import ScaleOut, aevaluate_scaled
 from rag_judge.judges import DEFAULT_CALIBRATED, JUDGES
 from rag_judge.judges.work import JudgeMode
+from rag_judge.runtime.events import QUIET, Events
+from rag_judge.runtime.executors import IN_PROCESS, Executor
 from rag_judge.runtime.executors.batched import Stage
+from rag_judge.runtime.session import Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
 SCORES_FILE = "scores.jsonl"
@@ -73,7 +76,8 @@ class CalibrationRun:
     scores_path: Path
     report: CalibrationReport
     stages: tuple[Stage, ...] = ()
-    """The batches the judging waited on (``scale.batch``; none otherwise)."""
+    """The batches the judging waited on (a :class:`~rag_judge.runtime.executors.Batch`
+    executor; none otherwise)."""
 
 
 def set_metrics(calibration_set: CalibrationSet) -> list[str]:
@@ -131,6 +135,56 @@ def calibrated_metric(chosen_set: CalibrationSet, metric: str | None) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class Figures:
+    """How agreement is measured, in both modes: the threshold (or how it is chosen) and the
+    bootstrap."""
+
+    threshold: float | None = None
+    """Binary: the judge says supported iff value >= this (None: 0.5)."""
+    select: Objective | None = None
+    """Binary: choose the threshold on a dev split instead."""
+    beta: float = 1.0
+    """β of the unsupported class's F-beta."""
+    confidence: float = 0.95
+    """Nominal coverage of the intervals."""
+    n_resamples: int = 2000
+    """Bootstrap resamples."""
+    seed: int = 0
+    """Seed of the bootstrap and the dev split."""
+
+
+@dataclass(frozen=True)
+class LabelFile:
+    """How to read a label file against a score file."""
+
+    metric: str = DEFAULT_CALIBRATED
+    """The judge metric of the score file to calibrate."""
+    kind: CalibrationKind = "binary"
+    level: LabelLevel = "sample"
+    label_field: str = "label"
+    mapping: Mapping[Any, float | None] | None = None
+    """Raw label -> number (None to exclude)."""
+    unlabelled: str | os.PathLike[str] | None = None
+    """More scores without labels (prediction-powered intervals)."""
+    scale: tuple[int, int] | None = None
+    """The ordinal scale the judge's [0, 1] value is mapped onto."""
+
+
+@dataclass(frozen=True)
+class SetOptions:
+    """What ``calibrate --run`` judges: which metric, how many rows, the judges' knobs."""
+
+    metric: str | None = None
+    """The judge to calibrate (None: the first the set's manifest names, else faithfulness)."""
+    limit: int | None = None
+    """Judge at most this many samples, balanced over the labels."""
+    support_probability: bool | None = None
+    mode: JudgeMode | None = None
+    reasons: bool = True
+    figures: Figures = Figures()
+
+
 def run_calibration(
     name_or_path: str | Path | CalibrationSet, out_dir: str | Path, **options: Any
 ) -> CalibrationRun:
@@ -163,9 +217,8 @@ async def arun_calibration(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-    scale: ScaleOut | None = None,
 ) -> CalibrationRun:
-    """Judge a calibration set's samples, write ``scores.jsonl``, and calibrate the judge.
+    """:func:`calibrate_set_job` by keywords, for Python and notebooks.
 
     Args:
         name_or_path: A bundled set (``begin_dev``, ``wice_dev``, ``alce_utility``), a folder,
@@ -182,79 +235,93 @@ async def arun_calibration(
         embedder: A ready embedder (answer relevancy); default: settings.
         progress: Called with each judged sample.
         on_start: Called with the number of samples before judging starts.
-        support_probability: Ask P(supported) per claim (default: on for ``local/`` models).
+        support_probability: Ask P(supported) per claim (default: where the model's provider
+            gives it for free).
         mode: ``score`` or ``generate`` (default: by backend; see :func:`~rag_judge.evaluate`).
         reasons: ``score`` mode: a one-line reason for each claim that ends unsupported.
-        threshold: Binary sets: the judge says supported iff value >= this (default 0.5).
-        select: Binary sets: choose the threshold on a dev split instead.
-        beta: β of the unsupported class's F-beta.
-        confidence: Nominal coverage of the intervals.
-        n_resamples: Bootstrap resamples.
-        seed: Seed of the bootstrap and the dev split.
-        scale: Judge past this process: over Ray, or through the Batch API (its ids kept
-            beside ``scores.jsonl``); not with a ready ``client`` or ``embedder``.
+        threshold, select, beta, confidence, n_resamples, seed: :class:`Figures`.
 
     Raises:
         InputError: An unknown set or metric, nominal labels, or anything :func:`calibrate`
             refuses (e.g. no labelled sample got a score).
     """
+    figures = Figures(threshold, select, beta, confidence, n_resamples, seed)
+    options = SetOptions(metric, limit, support_probability, mode, reasons, figures)
+    chosen = settings or load_settings({"model": model})
+    # With a ready client and the default cache, embeddings share the client's cache.
+    store = client.cache if client is not None and cache is True else cache
+    session = open_session(chosen, cache=store, client=client, embedder=embedder)
+    return await calibrate_set_job(
+        name_or_path, out_dir, session, options, events=_Callbacks(progress, on_start)
+    )
+
+
+class _Callbacks(Events):
+    """The keyword form's callbacks as an events sink."""
+
+    def __init__(
+        self,
+        progress: Callable[[SampleResult], None] | None,
+        on_start: Callable[[int], None] | None,
+    ) -> None:
+        self.progress, self.on_start = progress, on_start
+
+    def started(self, total: int) -> None:
+        if self.on_start is not None:
+            self.on_start(total)
+
+    def finished(self, item: Any) -> None:
+        if self.progress is not None:
+            self.progress(item)
+
+
+async def calibrate_set_job(
+    name_or_path: str | Path | CalibrationSet,
+    out_dir: str | Path,
+    session: Session,
+    options: SetOptions,
+    *,
+    executor: Executor = IN_PROCESS,
+    events: Events = QUIET,
+) -> CalibrationRun:
+    """Judge a calibration set's samples with the session (where ``executor`` says: a batch
+    keeps its ids beside ``out_dir/scores.jsonl``), write ``scores.jsonl`` into ``out_dir``,
+    and calibrate the judge against the set's labels."""
     chosen_set = (
         name_or_path
         if isinstance(name_or_path, CalibrationSet)
         else load_calibration_set(name_or_path)
     )
-    if limit is not None:
-        chosen_set = chosen_set.limit(limit)
-    name = calibrated_metric(chosen_set, metric)
+    if options.limit is not None:
+        chosen_set = chosen_set.limit(options.limit)
+    name = calibrated_metric(chosen_set, options.metric)
     named = set_metrics(chosen_set)
     labels = set_labels(chosen_set)
-    if on_start is not None:
-        on_start(len(chosen_set.samples))
-    judging: dict[str, Any] = {
-        "support_probability": support_probability,
-        "mode": mode,
-        "reasons": reasons,
-    }
-    stages: tuple[Stage, ...] = ()
-    if scale is not None and (scale.batch or scale.ray is not None):
-        if client is not None or embedder is not None:
-            raise InputError("a ready client or embedder runs in this process only", field="scale")
-        if not isinstance(cache, bool):
-            raise InputError("over Ray or a Batch API, the settings' cache is used", field="cache")
-        result, stages = await aevaluate_scaled(
-            list(chosen_set.samples),
-            [name],
-            settings=settings or load_settings({"model": model}),
-            output=Path(out_dir) / SCORES_FILE,
-            scale=scale,
-            cache=cache,
-            progress=progress,
-            **judging,
-        )
-    else:
-        result = await aevaluate(
-            list(chosen_set.samples),
-            [name],
-            model=model,
-            settings=settings,
-            cache=cache,
-            client=client,
-            embedder=embedder,
-            progress=progress,
-            **judging,
-        )
-    scores_path = result.write_jsonl(Path(out_dir) / SCORES_FILE)
+    events.started(len(chosen_set.samples))
+    scoring = ScoreOptions(
+        metrics=(name,),
+        support_probability=options.support_probability,
+        mode=options.mode,
+        reasons=options.reasons,
+    )
+    scores_path = Path(out_dir) / SCORES_FILE
+    run = await score_job(
+        list(chosen_set.samples), session, scoring, executor=executor, events=events
+    )
+    result, stages = run.result, run.stages
+    scores_path = result.write_jsonl(scores_path)
+    figures = options.figures
     report = calibrate(
         read_judge_scores(scores_path, name),
         labels,
-        threshold=threshold,
-        select=select,
-        beta=beta,
+        threshold=figures.threshold,
+        select=figures.select,
+        beta=figures.beta,
         scale=set_scale(chosen_set),
         details=read_row_details(scores_path, name),
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
+        confidence=figures.confidence,
+        n_resamples=figures.n_resamples,
+        seed=figures.seed,
     )
     if named and name not in named:
         note = (
@@ -268,22 +335,10 @@ async def arun_calibration(
 def calibrate_files(
     scores: str | os.PathLike[str],
     labels: str | os.PathLike[str],
-    *,
-    metric: str = DEFAULT_CALIBRATED,
-    kind: CalibrationKind = "binary",
-    level: LabelLevel = "sample",
-    label_field: str = "label",
-    mapping: Mapping[Any, float | None] | None = None,
-    unlabelled: str | os.PathLike[str] | None = None,
-    scale: tuple[int, int] | None = None,
-    threshold: float | None = None,
-    select: Objective | None = None,
-    beta: float = 1.0,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    reading: LabelFile = LabelFile(),
+    figures: Figures = Figures(),
 ) -> CalibrationReport:
-    """Calibrate ``metric`` in a score file against a label file (formats in
+    """Calibrate ``reading.metric`` in a score file against a label file (formats in
     :mod:`rag_judge.calibration.labels`); the judge's claims and reasons come along for the
     worst disagreements.
 
@@ -292,28 +347,34 @@ def calibrate_files(
             scores do not hold (the message lists those they do), pairwise labels per claim,
             or anything :func:`calibrate` refuses (e.g. no id in common).
     """
+    metric = reading.metric
     judge = read_judge_scores(scores, metric)
     human: HumanLabels | tuple[PairwisePreference, ...]
-    if kind == "pairwise":
-        if level != "sample":
+    if reading.kind == "pairwise":
+        if reading.level != "sample":
             raise InputError("pairwise preferences compare whole rows, not claims", field="level")
         human = read_pairwise_labels(labels)
     else:
         human = read_human_labels(
-            labels, kind, mapping=mapping, level=level, label_field=label_field
+            labels,
+            reading.kind,
+            mapping=reading.mapping,
+            level=reading.level,
+            label_field=reading.label_field,
         )
+    unlabelled = reading.unlabelled
     return calibrate(
         judge,
         human,
-        threshold=threshold,
-        select=select,
-        beta=beta,
-        scale=scale,
+        threshold=figures.threshold,
+        select=figures.select,
+        beta=figures.beta,
+        scale=reading.scale,
         unlabelled=None if unlabelled is None else read_judge_scores(unlabelled, metric),
         details=read_row_details(scores, metric),
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
+        confidence=figures.confidence,
+        n_resamples=figures.n_resamples,
+        seed=figures.seed,
     )
 
 
@@ -359,7 +420,7 @@ def read_row_details(path: str | os.PathLike[str], metric: str) -> dict[str, Row
     Raises:
         InputError: If the file is missing or a line is not a JSON object.
     """
-    return row_details_from_records((record for _, record in read_jsonl(path)), metric)
+    return row_details_from_records((record for _, record in read_score_rows(path)), metric)
 
 
 def row_details_from_records(
@@ -370,42 +431,23 @@ def row_details_from_records(
     Lenient: a field that is missing or of the wrong type shows as empty, because the scores
     themselves are checked by :func:`~rag_judge.calibration.read_judge_scores`.
     """
-    found: dict[str, RowDetail] = {}
-    for record in records:
-        results = record.get("results")
-        result = results.get(metric) if isinstance(results, dict) else None
-        if record.get("id") is None or not isinstance(result, dict):
-            continue
-        claims = result.get("claims")
-        found[str(record["id"])] = RowDetail(
-            id=str(record["id"]),
-            question=_text(record.get("question")),
-            answer=_text(record.get("answer")),
-            status=_text(result.get("status")),
-            error=_text(result.get("error")),
+    return {
+        row.id: RowDetail(
+            id=row.id,
+            question=row.question,
+            answer=row.answer,
+            status=row.status,
+            error=row.error,
             claims=tuple(
                 ClaimDetail(
-                    claim=_text(c.get("claim")),
-                    verdict=c.get("verdict") if isinstance(c.get("verdict"), str) else None,
-                    reason=_text(c.get("reason")),
-                    probability=_probability(c.get("support_probability")),
+                    claim=c.claim, verdict=c.verdict, reason=c.reason, probability=c.probability
                 )
-                for c in (claims if isinstance(claims, list) else [])
-                if isinstance(c, dict)
+                for c in row.claims
             ),
         )
-    return found
+        for row in shown_rows(records, metric)
+    }
 
 
 def _with_note(report: CalibrationReport, note: str) -> CalibrationReport:
     return replace(report, notes=(*report.notes, note))
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _probability(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None

@@ -42,7 +42,7 @@ async def choose_mode(client: ModelClient, requested: JudgeMode | None) -> ModeC
     log-probabilities falls back to ``generate``. A probe that fails for another reason (the
     server is down) keeps ``score``: the rows then record their own errors."""
     mode = requested or default_mode(client.name)
-    if mode != "score" or getattr(client.backend, "logprobs_in_process", False):
+    if mode != "score" or client.logprobs_in_process:
         return ModeChoice(mode)
     probe = await client.yes_probability(PROBE)
     error = (probe.error or "").lower()

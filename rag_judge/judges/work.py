@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
+from rag_judge.backends.registry import provider_of
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.language import language_name
@@ -32,8 +33,10 @@ verdicts from one-token yes/no probabilities; for small local models), ``generat
 
 
 def default_mode(model: str) -> JudgeMode:
-    """``score`` for the in-process ``local/`` models, ``generate`` for every other backend."""
-    return "score" if model.startswith("local/") else "generate"
+    """The path the model's provider record says suits it: ``score`` for the embedded
+    in-process models, ``generate`` for every other backend."""
+    record = provider_of(model)
+    return record.default_mode if record is not None else "generate"
 
 
 _AS_REPLY = {"en": "Question: {question}\nAnswer: {text}", "zh": "问题：{question}\n回答：{text}"}

@@ -15,10 +15,12 @@ unless the text is English" is decided here and nowhere else.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_judge.backends.protocol import EmbeddingBackend
+from rag_judge.backends.provider import BuildArgs
 from rag_judge.backends.registry import (
     DEFAULT_EMBEDDINGS,
     MULTILINGUAL_EMBEDDINGS,
@@ -77,13 +79,17 @@ class Session:
         return self._generator
 
     def _chat_client(self, name: str) -> ModelClient:
-        backend = chat_backend(
-            name,
+        backend = chat_backend(name, self.build_args)
+        return ModelClient(backend, cache=self.cache, policy=self.policy, ledger=self.ledger)
+
+    @property
+    def build_args(self) -> BuildArgs:
+        """What the settings say about building a backend (server, JSON mode, threads)."""
+        return BuildArgs(
             base_url=self.settings.base_url,
             json_mode=self.settings.json_mode,
             threads=self.settings.threads,
         )
-        return ModelClient(backend, cache=self.cache, policy=self.policy, ledger=self.ledger)
 
     @property
     def policy(self) -> CallPolicy:
@@ -92,6 +98,13 @@ class Session:
             concurrency=self.settings.concurrency,
             timeout=self.settings.timeout,
             max_attempts=self.settings.max_attempts,
+        )
+
+    def using(self, client: ModelClient, generator: ModelClient | None = None) -> Session:
+        """This session with other chat clients (a batch stage's collecting views); the cache,
+        ledger and embedders stay this session's."""
+        return dataclasses.replace(
+            self, _client=client, _generator=generator, _embedders=self._embedders
         )
 
     def embedder_name(self, language: str) -> str:
@@ -111,7 +124,7 @@ class Session:
         name = self.embedder_name(language)
         if name not in self._embedders:
             backend = self._given_embedder or embedding_backend(
-                name, base_url=self.settings.base_url
+                name, BuildArgs(base_url=self.settings.base_url)
             )
             self._embedders[name] = EmbeddingClient(backend, cache=self.cache, ledger=self.ledger)
         return self._embedders[name]

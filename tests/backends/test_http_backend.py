@@ -21,6 +21,7 @@ from fake_openai_server import FakeOpenAIServer, fake_openai  # noqa: F401
 
 from rag_judge.backends.availability import list_models
 from rag_judge.backends.errors import BackendError, BackendTimeout, BackendUnavailable
+from rag_judge.backends.provider import BuildArgs
 from rag_judge.backends.providers import http_backend
 from rag_judge.backends.providers.http_backend import HTTPChat, HTTPEmbedder
 from rag_judge.backends.providers.openai_backend import OpenAIChat, response_format
@@ -182,11 +183,11 @@ def test_request_body_matches_the_openai_wire_format(
 
 
 def test_registry_and_availability(no_openai_env: pytest.MonkeyPatch) -> None:
-    chat = chat_backend("openai-compatible/llama", base_url="http://h/v1")
-    embedder = embedding_backend("openai-compatible/nomic", base_url="http://h/v1")
+    chat = chat_backend("openai-compatible/llama", BuildArgs(base_url="http://h/v1"))
+    embedder = embedding_backend("openai-compatible/nomic", BuildArgs(base_url="http://h/v1"))
     assert isinstance(chat, HTTPChat)
     assert isinstance(embedder, HTTPEmbedder)
-    assert isinstance(chat_backend("openai/llama", base_url="http://h/v1"), OpenAIChat)
+    assert isinstance(chat_backend("openai/llama", BuildArgs(base_url="http://h/v1")), OpenAIChat)
     rows = {(a.name, a.kind): a for a in list_models(env={"OPENAI_BASE_URL": "http://h/v1"})}
     assert rows["openai-compatible/*", "chat"].available
     assert rows["openai-compatible/*", "embeddings"].available

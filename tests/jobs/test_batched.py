@@ -16,9 +16,14 @@ from isolated import FAKE_MODEL, cli_env, server_settings
 from rag_judge.backends.batch.batch_collect import CollectingBackend
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.providers.scripted import ScriptedBackend
+from rag_judge.core.types import RagSample
+from rag_judge.jobs.score.job import score_job
+from rag_judge.jobs.score.options import ScoreOptions
 from rag_judge.jobs.score.run import aevaluate
-from rag_judge.jobs.score.scaled import aevaluate_batched
+from rag_judge.runtime.events import Events
+from rag_judge.runtime.executors import Batch
 from rag_judge.runtime.executors.batched import state_path_for
+from rag_judge.runtime.session import open_session
 
 METRICS = ["faithfulness", "completeness", "context_recall"]
 ROWS = [
@@ -37,17 +42,33 @@ def settings_for(server: Any, cache: Path) -> Any:
     return server_settings(server.base_url, cache)
 
 
-def batched(server: FakeBatchServer, tmp_path: Path, **options: Any) -> Any:
+class Polls(Events):
+    """Each poll handed to ``on_poll``."""
+
+    def __init__(self, on_poll: Any) -> None:
+        self.on_poll = on_poll
+
+    def polled(self, stage: Any, state: Any) -> None:
+        if self.on_poll is not None:
+            self.on_poll(stage, state)
+
+
+def score_batched(settings: Any, state_path: Path, on_poll: Any = None, poll: float = 10.0) -> Any:
+    """The score job over ROWS with the Batch executor."""
     return asyncio.run(
-        aevaluate_batched(
-            ROWS,
-            METRICS,
-            settings=settings_for(server, tmp_path / "cache"),
-            state_path=state_path_for(tmp_path / "out.jsonl"),
-            poll_seconds=0.01,
-            **options,
+        score_job(
+            [RagSample.model_validate(r) for r in ROWS],
+            open_session(settings),
+            ScoreOptions(metrics=tuple(METRICS)),
+            executor=Batch(state_path, poll_seconds=poll),
+            events=Polls(on_poll),
         )
     )
+
+
+def batched(server: FakeBatchServer, tmp_path: Path, *, on_poll: Any = None) -> Any:
+    settings = settings_for(server, tmp_path / "cache")
+    return score_batched(settings, state_path_for(tmp_path / "out.jsonl"), on_poll, poll=0.01)
 
 
 def comparable(records: list[dict[str, Any]]) -> list[Any]:
@@ -195,13 +216,8 @@ def test_a_server_without_a_batch_api_is_named_and_nothing_is_judged(tmp_path: P
     plain = FakeOpenAIServer().start()
     try:
         with pytest.raises(BackendError, match=r"has no Batch API .*run without --batch"):
-            asyncio.run(
-                aevaluate_batched(
-                    ROWS,
-                    METRICS,
-                    settings=server_settings(plain.base_url, tmp_path),
-                    state_path=state_path_for(tmp_path / "out.jsonl"),
-                )
+            score_batched(
+                server_settings(plain.base_url, tmp_path), state_path_for(tmp_path / "out.jsonl")
             )
         assert plain.calls["/v1/chat/completions"] == 0
     finally:

@@ -3,6 +3,7 @@ worker's task run again, and a clear error when Ray is absent."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -18,9 +19,13 @@ from isolated import FAKE_MODEL, cli_env, server_settings
 
 from rag_judge.core.errors import RagJudgeError
 from rag_judge.core.types import RagSample
-from rag_judge.jobs.score.on_ray import evaluate_on_ray
+from rag_judge.jobs.score.job import score_job
+from rag_judge.jobs.score.options import ScoreOptions
 from rag_judge.jobs.score.run import evaluate
+from rag_judge.runtime.events import Events
+from rag_judge.runtime.executors import OnRay
 from rag_judge.runtime.executors.on_ray import RayTarget
+from rag_judge.runtime.session import open_session
 
 pytest.importorskip("ray")
 
@@ -37,6 +42,36 @@ ROWS = [
 ]
 
 
+class Seen(Events):
+    """Rows and counts handed to two callbacks."""
+
+    def __init__(self, progress: Any, on_counts: Any) -> None:
+        self.progress, self.on_counts = progress, on_counts
+
+    def finished(self, item: Any) -> None:
+        if self.progress is not None:
+            self.progress(item)
+
+    def counts(self, counts: Any) -> None:
+        if self.on_counts is not None:
+            self.on_counts(counts)
+
+
+def evaluate_on_ray(
+    samples: list[RagSample], settings: Any, progress: Any = None, on_counts: Any = None
+) -> Any:
+    """The score job over Ray (a local cluster of 2 workers), METRICS judged."""
+    return asyncio.run(
+        score_job(
+            samples,
+            open_session(settings),
+            ScoreOptions(metrics=tuple(METRICS)),
+            executor=OnRay(RayTarget(None, 2)),
+            events=Seen(progress, on_counts),
+        )
+    ).result
+
+
 def settings_for(server: Any, cache: Path) -> Any:
     return server_settings(server.base_url, cache)
 
@@ -51,9 +86,7 @@ def test_ray_writes_the_same_file_as_one_process(
     seen: list[str] = []
     there = evaluate_on_ray(
         [s.sample for s in here.samples],
-        METRICS,
-        settings=settings_for(fake_openai, tmp_path / "b"),
-        target=RayTarget(None, 2),
+        settings_for(fake_openai, tmp_path / "b"),
         progress=lambda row: seen.append(row.sample.id),
     )
     here.write_jsonl(tmp_path / "here.jsonl")
@@ -78,9 +111,7 @@ def test_a_killed_worker_is_replaced_and_nothing_is_lost(
         from rag_judge.core.types import RagSample
 
         samples = [RagSample.model_validate(r) for r in ROWS]
-        result["value"] = evaluate_on_ray(
-            samples, METRICS, settings=settings, target=RayTarget(None, 2)
-        )
+        result["value"] = evaluate_on_ray(samples, settings)
 
     thread = threading.Thread(target=run)
     thread.start()
@@ -159,9 +190,7 @@ def test_progress_counts_rows_done_in_flight_and_failed_across_workers(
     rows: list[str] = []
     evaluate_on_ray(
         [RagSample.model_validate(r) for r in ROWS],
-        METRICS,
-        settings=settings_for(fake_openai, tmp_path / "cache"),
-        target=RayTarget(None, 2),
+        settings_for(fake_openai, tmp_path / "cache"),
         progress=lambda row: rows.append(row.sample.id),
         on_counts=seen.append,
     )

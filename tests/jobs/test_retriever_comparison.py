@@ -438,7 +438,7 @@ def test_build_retrievers_shares_one_index_each_and_reports_progress(
 
     asked: list[str] = []
 
-    def backend(name: str, *, base_url: str | None = None) -> ScriptedEmbedder:
+    def backend(name: str, args: object = None) -> ScriptedEmbedder:
         asked.append(name)
         return ScriptedEmbedder()
 
@@ -504,7 +504,7 @@ def test_the_comparison_keeps_the_ledger_of_embedding_and_reranking_calls(
 
     monkeypatch.setattr(
         "rag_judge.runtime.session.embedding_backend",
-        lambda name, *, base_url=None: ScriptedEmbedder(),
+        lambda name, args=None: ScriptedEmbedder(),
     )
     judge = ScriptedBackend(respond=lambda request: 0.5)  # P(yes) for every chunk
     client = ModelClient(judge)

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from rag_judge.jobs.score.result import EvaluationResult
-from rag_judge.jobs.score.scaled import aevaluate_batched
-from rag_judge.runtime.executors.batched import BatchRun, state_path_for
+from rag_judge.core.types import RagSample
+from rag_judge.jobs.score.job import ScoreRun, score_job
+from rag_judge.jobs.score.options import ScoreOptions
+from rag_judge.runtime.executors import Batch
+from rag_judge.runtime.executors.batched import state_path_for
+from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings
 
 pytestmark = pytest.mark.live
@@ -41,16 +44,11 @@ def test_score_batch_through_openai(tmp_path: Path) -> None:
         {"model": "openai/gpt-4o-mini", "cache_dir": tmp_path / "cache"}, env=dict(os.environ)
     )
 
-    def run() -> BatchRun[EvaluationResult]:
-        return asyncio.run(
-            aevaluate_batched(
-                ROWS,
-                ["faithfulness"],
-                settings=settings,
-                state_path=state_path_for(tmp_path / "out.jsonl"),
-                poll_seconds=20,
-            )
-        )
+    def run() -> ScoreRun:
+        executor = Batch(state_path_for(tmp_path / "out.jsonl"), poll_seconds=20)
+        samples = [RagSample.model_validate(r) for r in ROWS]
+        options = ScoreOptions(metrics=("faithfulness",))
+        return asyncio.run(score_job(samples, open_session(settings), options, executor=executor))
 
     first = run()
     assert [s.status for s in first.stages] == ["completed", "completed"]

@@ -18,8 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_judge.backends.errors import BackendError
-from rag_judge.backends.providers.openai_backend import redact
+from rag_judge.backends.errors import BackendError, redact
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 """Batch statuses after which nothing more will finish."""

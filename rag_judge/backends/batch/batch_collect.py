@@ -11,26 +11,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_judge.backends.batch.batch_api import BatchLine
+from rag_judge.backends.batch.batch_api import BatchAPI, BatchLine, BatchState
 from rag_judge.backends.errors import BackendError, BackendUnavailable
+from rag_judge.backends.providers.http_backend import chat_reply_of, yes_no_reply_of
 from rag_judge.backends.providers.openai_backend import TOP_LOGPROBS, chat_messages, response_format
+from rag_judge.backends.registry import PROVIDERS, provider_of
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse, cache_key
+from rag_judge.backends.wrapper.client import ModelClient
 
-BATCHABLE = ("openai", "openai-compatible")
-"""Providers whose requests go to a Batch API as they are (the OpenAI chat-completions body)."""
+
+def batch_prefixes() -> tuple[str, ...]:
+    """The providers whose requests go to a Batch API as they are (the OpenAI body)."""
+    return tuple(p.prefix for p in PROVIDERS.values() if p.batch_api)
 
 
 def batchable(name: str) -> bool:
     """True for a model whose requests a Batch API takes as they are."""
-    return name.split("/", 1)[0] in BATCHABLE
+    record = provider_of(name)
+    return record is not None and record.batch_api
 
 
 def require_batchable(name: str) -> None:
-    """Raise a clear error unless ``name`` is an ``openai/`` or ``openai-compatible/`` model."""
+    """Raise a clear error unless ``name``'s provider has a Batch API (``openai/`` or
+    ``openai-compatible/``)."""
     if not batchable(name):
+        takers = " or ".join(f"{prefix}/" for prefix in batch_prefixes())
         raise BackendUnavailable(
-            f"{name}: batches need an openai/ or openai-compatible/ model (a Batch API takes "
-            "the OpenAI request body)"
+            f"{name}: batches need an {takers} model (a Batch API takes the OpenAI request body)"
         )
 
 
@@ -86,3 +93,42 @@ class CollectingBackend:
         key = cache_key(kind, self.name, self.endpoint, request)
         self.lines[key] = BatchLine(key, kind, body)
         self.requests[key] = (kind, request)
+
+
+def batch_api_of(client: ModelClient) -> BatchAPI:
+    """The Batch API of the server ``client`` calls, with the backend's endpoint and key."""
+    make = getattr(client.backend, "batch_api", None)
+    if make is None:
+        require_batchable(client.name)  # raises: says which models take batches
+        raise BackendUnavailable(f"{client.name}: this backend offers no Batch API")
+    api: BatchAPI = make()
+    return api
+
+
+def ingest_replies(
+    api: BatchAPI, found: BatchState, collector: CollectingBackend, client: ModelClient
+) -> set[str]:
+    """Write a finished batch's successful replies into ``client``'s cache (counted in its
+    ledger as batched); the custom_ids answered. Unreadable replies are left out: they are
+    sent again live."""
+    assert client.cache is not None
+    answered = set()
+    for line in api.lines(found.output_file_id):
+        cid, response = line.get("custom_id"), line.get("response") or {}
+        wanted = collector.lines.get(str(cid))
+        if wanted is None or response.get("status_code") != 200:
+            continue
+        try:
+            reply = (
+                chat_reply_of(response.get("body"))
+                if wanted.kind == "chat"
+                else yes_no_reply_of(response.get("body"))
+            )
+        except BackendError:
+            continue
+        client.cache.put(
+            wanted.custom_id, kind=wanted.kind, model=client.name, value=reply.model_dump_json()
+        )
+        client.ledger.record_batched(client.name, reply.usage)
+        answered.add(wanted.custom_id)
+    return answered

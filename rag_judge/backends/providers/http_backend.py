@@ -28,6 +28,7 @@ from rag_judge.backends.errors import (
     BackendTimeout,
     BackendUnavailable,
     classify_status,
+    redact,
 )
 from rag_judge.backends.providers.openai_backend import (
     DEFAULT_BASE_URL,
@@ -37,7 +38,6 @@ from rag_judge.backends.providers.openai_backend import (
     malformed_reply,
     no_logprobs,
     ordered_vectors,
-    redact,
     retry_after_of,
     send_structured,
     yes_share,
@@ -49,6 +49,8 @@ from rag_judge.core.types import Usage
 
 if TYPE_CHECKING:
     from aiohttp import ClientResponse, ClientSession
+
+    from rag_judge.backends.batch.batch_api import BatchAPI
 
 PROVIDER = "openai-compatible"
 DEFAULT_TIMEOUT = 600.0
@@ -183,6 +185,12 @@ class _HTTPBase:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lifetime: AsyncGenerator[ClientSession, None] | None = None
         self._session: ClientSession | None = None
+
+    def batch_api(self) -> BatchAPI:
+        """The Batch API of the server this backend calls, with its endpoint and key."""
+        from rag_judge.backends.batch.batch_api import BatchAPI
+
+        return BatchAPI(str(self.endpoint), self._key)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, endpoint={self.endpoint!r})"

@@ -13,9 +13,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from rag_judge.backends.errors import BackendError, BackendUnavailable
+from rag_judge.backends.errors import PLACEHOLDER_KEY, BackendError, BackendUnavailable
 from rag_judge.backends.providers.openai_backend import (
-    PLACEHOLDER_KEY,
     TOP_LOGPROBS,
     chat_messages,
     chat_response,

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rag_judge.backends.errors import (
+    PLACEHOLDER_KEY,
     BackendError,
     BackendRefusal,
     BackendTimeout,
@@ -25,6 +26,7 @@ from rag_judge.backends.errors import (
     classify_status,
     format_rejected,
     parse_retry_after,
+    redact,
 )
 from rag_judge.backends.providers.thinking import split_thinking, thinking_field, with_thinking
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
@@ -35,8 +37,9 @@ if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
     from openai.types.chat.completion_create_params import ResponseFormat
 
+    from rag_judge.backends.batch.batch_api import BatchAPI
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-PLACEHOLDER_KEY = "not-needed"
 """Sent to local servers that ignore the key (the SDK refuses to run without one)."""
 TOP_LOGPROBS = 20
 _MAX_ERROR_CHARS = 500
@@ -73,6 +76,12 @@ class _OpenAIBase:
         self._timeout = timeout
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: AsyncOpenAI | None = None
+
+    def batch_api(self) -> BatchAPI:
+        """The Batch API of the server this backend calls, with its endpoint and key."""
+        from rag_judge.backends.batch.batch_api import BatchAPI
+
+        return BatchAPI(str(self.endpoint), self._key)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, endpoint={self.endpoint!r})"
@@ -381,11 +390,3 @@ def retry_after_of(error: BaseException) -> float | None:
         if seconds is not None:
             return seconds
     return None
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every secret (API keys) in a text with ``***``."""
-    for secret in secrets:
-        if secret and secret != PLACEHOLDER_KEY and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text

@@ -1,6 +1,13 @@
 """A scripted backend for tests: queued replies, exceptions, or a callable; it records requests.
 
-Registered like a real backend (``scripted/<label>``), so code under test cannot tell it apart.
+Registered like a real backend (``scripted/<label>``), so code under test cannot tell it apart:
+:func:`register` a scripted backend under its name, and settings naming that model build it
+through the provider table like any other.
+
+>>> from rag_judge.backends.registry import chat_backend
+>>> name = register(ScriptedBackend(["Paris"], name="scripted/doc"))
+>>> chat_backend(name).name
+'scripted/doc'
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rag_judge.backends.errors import BackendError
+from rag_judge.backends.errors import BackendError, BackendUnavailable
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
 from rag_judge.core.types import Usage
 
@@ -93,6 +100,33 @@ class ScriptedEmbedder:
         """One vector per text."""
         self.calls.append(list(texts))
         return [list(map(float, self._embed(t))) for t in texts]
+
+
+_REGISTERED: dict[tuple[str, str], ScriptedBackend | ScriptedEmbedder] = {}
+"""Scripted backends by (name, kind), as :func:`register` left them."""
+
+
+def register(backend: ScriptedBackend | ScriptedEmbedder) -> str:
+    """Make ``backend`` what settings naming it (``scripted/<label>``) build; returns the name.
+    A later registration under the same name replaces it."""
+    kind = "embeddings" if isinstance(backend, ScriptedEmbedder) else "chat"
+    _REGISTERED[(backend.name, kind)] = backend
+    return backend.name
+
+
+def registered(name: str, kind: str) -> ScriptedBackend | ScriptedEmbedder:
+    """The scripted backend registered as ``name`` for ``kind``.
+
+    Raises:
+        BackendUnavailable: none is (scripted backends are registered in code, by tests).
+    """
+    found = _REGISTERED.get((name, kind))
+    if found is None:
+        raise BackendUnavailable(
+            f"'{name}': no scripted {kind} backend registered under this name "
+            "(rag_judge.backends.providers.scripted.register)"
+        )
+    return found
 
 
 def _usage(request: ChatRequest, reply: Any) -> Usage:

@@ -31,6 +31,8 @@ from tenacity import (
 
 from rag_judge.backends.errors import BackendError, BackendRefusal, BackendTimeout
 from rag_judge.backends.protocol import ChatBackend
+from rag_judge.backends.provider import Provider
+from rag_judge.backends.registry import provider_of
 from rag_judge.backends.types import (
     CallStatus,
     ChatRequest,
@@ -157,6 +159,30 @@ class ModelClient:
     def name(self) -> str:
         """The backend's ``provider/model``."""
         return self.backend.name
+
+    @property
+    def provider(self) -> Provider | None:
+        """The record of the backend's provider (None: a name outside the provider table)."""
+        return provider_of(self.name)
+
+    @property
+    def logprobs_in_process(self) -> bool:
+        """P(yes) comes with every call, with no probe: the backend says so (scripted ones
+        do), else its provider's record."""
+        said = getattr(self.backend, "logprobs_in_process", None)
+        if said is not None:
+            return bool(said)
+        return self.provider is not None and self.provider.logprobs == "in-process"
+
+    @property
+    def default_mode(self) -> str:
+        """The judges' path that suits this model, from its provider's record."""
+        return self.provider.default_mode if self.provider is not None else "generate"
+
+    def over(self, backend: ChatBackend) -> ModelClient:
+        """A client with this one's cache and call policy over another backend (a batch
+        stage's collector: same name and endpoint, so the same cache keys); its own ledger."""
+        return ModelClient(backend, cache=self.cache, policy=self.policy)
 
     def repeat(self, index: int, *, temperature: float) -> ModelClient:
         """This client for repeat ``index`` of a judge-noise measurement: every request it

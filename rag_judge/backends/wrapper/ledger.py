@@ -6,11 +6,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_judge.backends.registry import provider_of
 from rag_judge.backends.types import CallStatus
 from rag_judge.core.types import Usage
 
-#: Providers that run in process and cost nothing per token.
-FREE_PROVIDERS = frozenset({"local", "scripted", "sentence-transformers"})
 #: What a Batch API bills of the live price (OpenAI's: half, for replies within 24 hours).
 BATCH_DISCOUNT = 0.5
 
@@ -124,8 +123,7 @@ class Ledger:
         tally = self.models.get(model)
         if tally is None:
             return 0.0
-        provider = model.split("/", 1)[0]
-        if provider in FREE_PROVIDERS:
+        if not _priced(model):
             return 0.0
         price = _price(model)
         if price is None or tally.unreported:
@@ -153,7 +151,7 @@ class Ledger:
             if t.unreported:
                 tokens += f" (not reported for {t.unreported} of the calls)"
             parts.append(tokens)
-        if model.split("/", 1)[0] not in FREE_PROVIDERS:
+        if _priced(model):
             cost = self.cost_usd(model)
             parts.append("cost unknown" if cost is None else f"${cost:.4f}")
         if t.prose:
@@ -199,6 +197,12 @@ def _reused(t: ModelTally) -> str:
     return f"{from_cache} answered from the cache and {in_flight}" if from_cache else in_flight
 
 
+def _priced(model: str) -> bool:
+    """Whether ``model``'s calls cost money (a name outside the provider table might)."""
+    record = provider_of(model)
+    return record is None or record.priced
+
+
 def _price(model: str) -> tuple[float, float] | None:
     """(input, output) USD per token from litellm's model_cost map, if litellm is installed."""
     import os
@@ -209,8 +213,8 @@ def _price(model: str) -> tuple[float, float] | None:
         import litellm
     except ImportError:
         return None
-    provider, _, rest = model.partition("/")
-    names = [rest, rest.split("/", 1)[-1]] if provider == "litellm" else [rest, model]
+    record, rest = provider_of(model), model.partition("/")[2]
+    names = record.prices_under(rest) if record is not None else (rest, model)
     for name in names:
         entry = litellm.model_cost.get(name)
         if entry and "input_cost_per_token" in entry:

@@ -1,6 +1,7 @@
 """A retriever comparison from names: build ``bm25``, ``dense``, ``rrf`` (and a reranked RRF).
 
-What ``rag-judge compare-retrievers`` calls. The RAG is built the way the k-sweep builds it
+:func:`compare_job` is what ``rag-judge compare-retrievers`` calls (:func:`arun_comparison` its
+keyword form). The RAG is built the way the k-sweep builds it
 (:mod:`rag_judge.pipeline.build`): structure-aware chunks, indexes cached under the settings'
 cache directory, and the session's embedder for the set's language. ``rrf`` fuses BM25 and
 dense by reciprocal rank; ``rrf+rerank`` reranks RRF's top 20 with
@@ -21,10 +22,16 @@ from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient, EmbeddingResult
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
-from rag_judge.jobs.compare.comparison import ProgressFn, RetrieverComparison, acompare_retrievers
+from rag_judge.jobs.compare.comparison import (
+    ProgressFn,
+    RetrieverComparison,
+    acompare_retrievers,
+)
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.build import eval_set_chunks
 from rag_judge.pipeline.chunking import Chunk
+from rag_judge.retrieval.text_relevance import DEFAULT_THRESHOLD
+from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.session import Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
@@ -120,6 +127,67 @@ async def build_retrievers(
     return BuiltRetrievers(chunks, chosen, embedder)
 
 
+@dataclass(frozen=True)
+class CompareOptions:
+    """Which retrievers to compare on which questions, and how the figures are computed."""
+
+    retrievers: tuple[str, ...] = RETRIEVER_NAMES
+    """Some of ``bm25``, ``dense``, ``rrf``."""
+    rerank: str | None = None
+    """``llm`` or a cross-encoder path: adds ``rrf+rerank``."""
+    limit: int | None = None
+    """Compare on the first ``limit`` questions only."""
+    baseline: str | None = None
+    """The retriever the others are tested against (None: the first)."""
+    text_threshold: float = DEFAULT_THRESHOLD
+    confidence: float = 0.95
+    n_resamples: int = 2000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "retrievers", parse_retrievers(self.retrievers))
+
+
+async def compare_job(
+    eval_set: str | Path | EvalSet,
+    session: Session,
+    options: CompareOptions,
+    *,
+    events: Events = QUIET,
+) -> RetrieverComparison:
+    """Load the set (bundled name or folder), build the retrievers with the session's cache
+    and embedder, compare them; ``events`` hears of indexing, embedding and retrieving."""
+    loaded = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
+    if options.limit is not None:
+        loaded = loaded.limit(options.limit)
+    built = await build_retrievers(
+        loaded, options.retrievers, session, rerank=options.rerank, progress=events.advanced
+    )
+    compared = await acompare_retrievers(
+        loaded,
+        built.retrievers,
+        built.chunks,
+        progress=events.advanced,
+        baseline=options.baseline,
+        text_threshold=options.text_threshold,
+        confidence=options.confidence,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+    )
+    return dataclasses.replace(compared, ledger=session.ledger)
+
+
+class _Progress(Events):
+    """A ``progress`` callback as an events sink."""
+
+    def __init__(self, progress: ProgressFn | None) -> None:
+        self.progress = progress
+
+    def advanced(self, step: str, done: int, total: int | None) -> None:
+        if self.progress is not None:
+            self.progress(step, done, total)
+
+
 async def arun_comparison(
     eval_set: str | Path | EvalSet,
     *,
@@ -135,22 +203,14 @@ async def arun_comparison(
     progress: ProgressFn | None = None,
     **options: Any,
 ) -> RetrieverComparison:
-    """Load the set (bundled name or folder), build the retrievers, compare them.
+    """:func:`compare_job` by keywords, for Python and notebooks.
 
-    ``options`` are those of :func:`rag_judge.jobs.compare.comparison.compare_rankings`
-    (baseline, text_threshold, confidence, n_resamples, seed).
+    ``options`` are the figures' (baseline, text_threshold, confidence, n_resamples, seed).
     """
-    names = parse_retrievers(retrievers)
+    chosen_options = CompareOptions(parse_retrievers(retrievers), rerank, limit, **options)
     chosen = settings or load_settings({"model": model, "embeddings": None, "base_url": base_url})
-    loaded = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
-    if limit is not None:
-        loaded = loaded.limit(limit)
     session = open_session(chosen, cache=cache, client=client, embeddings=embeddings)
-    built = await build_retrievers(loaded, names, session, rerank=rerank, progress=progress)
-    compared = await acompare_retrievers(
-        loaded, built.retrievers, built.chunks, progress=progress, **options
-    )
-    return dataclasses.replace(compared, ledger=session.ledger)
+    return await compare_job(eval_set, session, chosen_options, events=_Progress(progress))
 
 
 def run_comparison(eval_set: str | Path | EvalSet, **options: Any) -> RetrieverComparison:

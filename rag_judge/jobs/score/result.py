@@ -6,7 +6,6 @@ over 12 of 20 rows is reported as exactly that, never silently as a mean over 20
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.nested_bootstrap import two_level_bootstrap_ci, within_spread
 from rag_judge.core.stats import bootstrap_mean_ci
 from rag_judge.core.types import JudgeResult, RagSample
+from rag_judge.data.score_file import score_line, score_record, write_score_file
 from rag_judge.runtime.atomic import write_lines
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ class EvaluationResult:
     def write_jsonl(self, path: str | Path) -> Path:
         """Write :meth:`to_records` as JSON Lines (UTF-8, one sample per line), atomically:
         the file is the old one or the whole new one, never a part."""
-        return write_lines(Path(path), (record_line(s) for s in self.samples))
+        return write_score_file(path, self.to_records(), write_lines=write_lines)
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample × metric: value (nullable ``Float64``), status, cost, prompts."""
@@ -197,22 +197,18 @@ class EvaluationResult:
 
 def sample_record(s: SampleResult) -> dict[str, Any]:
     """One sample's JSON-safe record: its fields, how it was judged, every judge result."""
-    return {
-        **s.sample.model_dump(mode="json", exclude={"metadata"}),
-        "metadata": s.sample.metadata,
-        "detected_language": s.language,
-        "prompt_language": s.prompt_language,
-        "judge_mode": s.judge_mode,
-        **({"judge_mode_note": s.judge_mode_note} if s.judge_mode_note else {}),
-        **(
-            {"repeats": {m: [r.model_dump() for r in rs] for m, rs in s.repeats.items()}}
-            if s.repeats
-            else {}
-        ),
-        "results": {m: r.model_dump(mode="json") for m, r in s.results.items()},
-    }
+    return score_record(
+        s.sample.model_dump(mode="json", exclude={"metadata"}),
+        metadata=s.sample.metadata,
+        language=s.language,
+        prompt_language=s.prompt_language,
+        judge_mode=s.judge_mode,
+        judge_mode_note=s.judge_mode_note,
+        repeats={m: [r.model_dump() for r in rs] for m, rs in s.repeats.items()},
+        results={m: r.model_dump(mode="json") for m, r in s.results.items()},
+    )
 
 
 def record_line(s: SampleResult) -> str:
-    """:func:`sample_record` as one JSON line (no NaN: ``allow_nan=False`` would refuse it)."""
-    return json.dumps(sample_record(s), ensure_ascii=False, allow_nan=False)
+    """:func:`sample_record` as one line of the score file."""
+    return score_line(sample_record(s))

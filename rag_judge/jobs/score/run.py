@@ -9,28 +9,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 from rag_judge.backends.protocol import EmbeddingBackend
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
-from rag_judge.core.errors import InputError
 from rag_judge.core.language import detect_language
 from rag_judge.core.types import RagSample
 from rag_judge.data.samples import load_samples
+from rag_judge.jobs.score.options import REPEAT_TEMPERATURE, ScoreOptions
 from rag_judge.jobs.score.result import EvaluationResult, Repeat, SampleResult
-from rag_judge.judges import Judge, JudgeOptions, SampleWork, get_judges
+from rag_judge.judges import DEFAULT_METRICS, Judge, JudgeOptions, SampleWork
 from rag_judge.judges.mode import choose_mode
 from rag_judge.judges.scoring import NoncommittalPolicy
 from rag_judge.judges.work import JudgeMode
+from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.session import Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
 Progress = Callable[[SampleResult], None]
-
-REPEAT_TEMPERATURE = 0.7
-"""Sampling temperature of ``repeats``: enough to show the judge's own spread where it has one
-(the generative path's claims and verdicts); the scoring path's probabilities do not sample."""
 """Called once per finished sample (e.g. to advance a progress bar)."""
 
 
@@ -102,10 +99,17 @@ async def aevaluate(
         embedder: A ready embedder or embedding client; overrides ``embeddings``.
         progress: Called with each finished sample.
     """
-    judges = get_judges(list(metrics) if metrics else None)
-    _check_options(n_questions, noncommittal, mode)
-    if not isinstance(repeats, int) or repeats < 1:
-        raise InputError(f"must be a whole number >= 1, got {repeats!r}", field="repeats")
+    options = ScoreOptions(
+        metrics=tuple(metrics) if metrics else DEFAULT_METRICS,
+        language=language,
+        n_questions=n_questions,
+        noncommittal=noncommittal,
+        support_probability=support_probability,
+        mode=mode,
+        reasons=reasons,
+        repeats=repeats,
+        repeat_temperature=repeat_temperature,
+    )
     chosen = settings or load_settings(
         {"model": model, "embeddings": embeddings, "base_url": base_url, "concurrency": concurrency}
     )
@@ -115,29 +119,49 @@ async def aevaluate(
     session = open_session(
         chosen, cache=store, client=client, embedder=embedder, embeddings=embeddings
     )
+    return await judge_rows(samples, session, options, _Progress(progress))
+
+
+class _Progress(Events):
+    """A ``progress`` callback as an events sink."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+
+    def finished(self, item: Any) -> None:
+        if self.progress is not None:
+            self.progress(item)
+
+
+async def judge_rows(
+    samples: Sequence[RagSample], session: Session, options: ScoreOptions, events: Events = QUIET
+) -> EvaluationResult:
+    """Judge ``samples`` in this process with the session's judge client; ``events`` hears of
+    each finished row (of the first repeat's run and every other)."""
     client = session.client
-    chosen_mode = await choose_mode(client, mode)
-    options = JudgeOptions(
-        n_questions=n_questions,
-        noncommittal=noncommittal,
-        support_probability=(
-            client.name.startswith("local/") if support_probability is None else support_probability
-        ),
-        mode=chosen_mode.mode,
-        reasons=reasons,
-    )
+    chosen_mode = await choose_mode(client, options.mode)
+    judge_options = options.judge_options(client.name, chosen_mode.mode)
+    judges = options.judges
     runs = []
-    for index in range(repeats):
-        judging = client if repeats == 1 else client.repeat(index, temperature=repeat_temperature)
+    for index in range(options.repeats):
+        judging = (
+            client
+            if options.repeats == 1
+            else client.repeat(index, temperature=options.repeat_temperature)
+        )
         runs.append(
-            await _judge_all(samples, judges, session, options, language, judging, progress)
+            await _judge_all(
+                samples, judges, session, judge_options, options.language, judging, events
+            )
         )
     results = [
         first.model_copy(
             update={
                 "judge_mode": chosen_mode.mode,
                 "judge_mode_note": chosen_mode.note,
-                "repeats": {} if repeats == 1 else _repeats(first, [run[i] for run in runs]),
+                "repeats": {}
+                if options.repeats == 1
+                else _repeats(first, [run[i] for run in runs]),
             }
         )
         for i, first in enumerate(runs[0])
@@ -154,7 +178,7 @@ async def _judge_all(
     options: JudgeOptions,
     language: str | None,
     client: ModelClient,
-    progress: Progress | None,
+    events: Events,
 ) -> list[SampleResult]:
     """Every sample judged once with ``client`` (a repeat's view, or the session's own)."""
     gate = asyncio.Semaphore(client.policy.concurrency)
@@ -162,8 +186,7 @@ async def _judge_all(
     async def one(sample: RagSample) -> SampleResult:
         async with gate:
             result = await _judge_sample(sample, judges, session, options, language, client)
-        if progress is not None:
-            progress(result)
+        events.finished(result)
         return result
 
     return list(await asyncio.gather(*(one(s) for s in samples)))
@@ -202,21 +225,6 @@ async def _judge_sample(
         prompt_language=work.prompt_language,
         results={judge.name: result for judge, result in zip(judges, results, strict=True)},
     )
-
-
-def _check_options(n_questions: int, noncommittal: str, mode: str | None) -> None:
-    """Refuse judge options that would otherwise silently score something else."""
-    if mode is not None and mode not in get_args(JudgeMode):
-        raise InputError(
-            f"must be one of {', '.join(get_args(JudgeMode))}, got {mode!r}", field="mode"
-        )
-    if not isinstance(n_questions, int) or n_questions < 1:
-        raise InputError(f"must be a whole number >= 1, got {n_questions!r}", field="n_questions")
-    if noncommittal not in get_args(NoncommittalPolicy):
-        raise InputError(
-            f"must be one of {', '.join(get_args(NoncommittalPolicy))}, got {noncommittal!r}",
-            field="noncommittal",
-        )
 
 
 def _as_samples(dataset: Any, limit: int | None) -> list[RagSample]:

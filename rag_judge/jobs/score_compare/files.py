@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_judge.calibration.judge_scores import JudgeScores, judge_scores_from_rows
-from rag_judge.data.readers import Where, numbered_records, read_jsonl
+from rag_judge.data import score_file
+from rag_judge.data.readers import Row
 
 
 @dataclass(frozen=True)
@@ -17,18 +18,13 @@ class ScoreFile:
     """The rows of one score file, each with where it came from (for errors that name it)."""
 
     source: str
-    rows: tuple[tuple[Where, dict[str, Any]], ...]
+    rows: tuple[Row, ...]
     _scores: dict[str, JudgeScores] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def metrics(self) -> tuple[str, ...]:
         """Every metric some row has results for, in first-seen order."""
-        seen: dict[str, None] = {}
-        for _, record in self.rows:
-            results = record.get("results")
-            if isinstance(results, dict):
-                seen.update(dict.fromkeys(results))
-        return tuple(seen)
+        return score_file.metrics_in(self.rows)
 
     def scores(self, metric: str) -> JudgeScores:
         """One metric's results per row (validated; errors name file, line and field)."""
@@ -43,39 +39,15 @@ class ScoreFile:
         Raises:
             InputError: a malformed ``repeats`` entry (naming the line and field).
         """
-        groups: dict[str, list[float]] = {}
-        for where, record in self.rows:
-            repeats = record.get("repeats")
-            if repeats is None:
-                return None
-            found = repeats.get(metric) if isinstance(repeats, dict) else None
-            if not isinstance(found, list):
-                raise where.error("expected a list of repeats", f"repeats.{metric}")
-            values = []
-            for i, entry in enumerate(found):
-                value = entry.get("value") if isinstance(entry, dict) else "?"
-                if value is not None and not (
-                    isinstance(value, int | float) and not isinstance(value, bool)
-                ):
-                    raise where.error(
-                        f"expected a number or null, got {value!r}", f"repeats.{metric}[{i}].value"
-                    )
-                if value is not None:
-                    values.append(float(value))
-            groups[str(record.get("id"))] = values
-        return groups
+        return score_file.repeat_groups(self.rows, metric)
 
     def questions(self) -> dict[str, str]:
         """Row id → question (or "" when the row has none), for reports."""
-        return self.texts("question")
+        return self.texts(score_file.QUESTION)
 
     def texts(self, field: str) -> dict[str, str]:
         """Row id → the row's ``field`` text (or "" when it has none), for reports."""
-        out = {}
-        for _, record in self.rows:
-            text = record.get(field)
-            out[str(record.get("id"))] = text if isinstance(text, str) else ""
-        return out
+        return score_file.field_texts(self.rows, field)
 
 
 def read_score_file(path: str | os.PathLike[str]) -> ScoreFile:
@@ -84,9 +56,9 @@ def read_score_file(path: str | os.PathLike[str]) -> ScoreFile:
     Raises:
         InputError: the file is missing, unreadable or not JSON Lines (naming file:line).
     """
-    return ScoreFile(str(path), tuple(read_jsonl(Path(path))))
+    return ScoreFile(str(path), tuple(score_file.read_score_rows(Path(path))))
 
 
 def score_records(records: Iterable[Mapping[str, Any]], source: str) -> ScoreFile:
     """Records in memory (``EvaluationResult.to_records()``) as a score file."""
-    return ScoreFile(source, tuple(numbered_records(records, source)))
+    return ScoreFile(source, tuple(score_file.score_rows_from_records(records, source)))

@@ -1,10 +1,9 @@
-"""A k-sweep from names: build the RAG under test for an eval set, then run the sweep.
-
-What ``rag-judge sweep``, ``make demo`` and the notebook call. The eval set's documents are
-chunked structure-aware (:mod:`rag_judge.pipeline.build`), the retriever is built over the
-chunks with its index cached under the settings' cache directory, and one session's cached,
-rate-limited model client generates and judges. Answer relevancy and dense retrieval share the
-session's embedder for the set's language (:meth:`~rag_judge.runtime.session.Session.embedder_for`).
+"""The k-sweep's one entry: :func:`sweep_job` runs a sweep with a session and options, where the
+executor says (``rag-judge sweep``, ``make demo``); :func:`arun_job` and :func:`run_job` are its
+keyword form for Python and notebooks. In process the sweep is
+:func:`~rag_judge.jobs.sweep.in_process.sweep_in_process`; batched, it runs in stages over the
+response cache (:mod:`rag_judge.runtime.executors.batched`) with both the judge's and the
+generator's clients; on Ray, as shares of the questions (:mod:`rag_judge.jobs.sweep.on_ray`).
 """
 
 from __future__ import annotations
@@ -16,49 +15,87 @@ from pathlib import Path
 from typing import Any
 
 from rag_judge.backends.wrapper.client import ModelClient
-from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
-from rag_judge.jobs.sweep.objective import parse_objective
-from rag_judge.jobs.sweep.plan import check_ks_fit
+from rag_judge.jobs.sweep.in_process import sweep_in_process
+from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
-from rag_judge.jobs.sweep.run import Progress, run_sweep
-from rag_judge.judges import DEFAULT_METRICS, JUDGES, JudgeOptions, get_judges
+from rag_judge.jobs.sweep.run import Progress
+from rag_judge.judges import DEFAULT_METRICS, JudgeOptions
 from rag_judge.judges.work import JudgeMode
-from rag_judge.pipeline.base import Retriever
-from rag_judge.pipeline.build import build_retriever, eval_set_chunks
-from rag_judge.pipeline.chunking import Chunk
+from rag_judge.runtime.events import QUIET, Events
+from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
+from rag_judge.runtime.executors.batched import Stage, run_batched
 from rag_judge.runtime.session import CacheChoice, Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
 
 @dataclass(frozen=True)
-class RagUnderTest:
-    """The chunks of an eval set's corpus and the retriever over them."""
+class SweepRun:
+    """The sweep's result, and the batch stages that led to it (none unless batched)."""
 
-    chunks: tuple[Chunk, ...]
-    retriever: Retriever
-    embedder: EmbeddingClient | None
-    """The embedder of dense retrieval and answer relevancy (None when neither needs one)."""
+    result: SweepResult
+    stages: tuple[Stage, ...] = ()
 
 
-async def build_rag(
-    eval_set: EvalSet,
+async def sweep_job(
+    eval_set: str | Path | EvalSet,
     session: Session,
+    options: SweepOptions,
     *,
-    retriever: str = "bm25",
-    needs_embedder: bool,
-) -> RagUnderTest:
-    """Chunk the corpus (as the set's manifest says, else the default) and build the named
-    retriever, with indexes cached on disk."""
-    chunks = eval_set_chunks(eval_set)
-    embedder = None
-    if needs_embedder or retriever != "bm25":
-        embedder = session.embedder_for(eval_set.language)
-    chosen = await build_retriever(
-        retriever, chunks, embedder=embedder, cache_dir=session.settings.cache_dir
+    executor: Executor = IN_PROCESS,
+    events: Events = QUIET,
+) -> SweepRun:
+    """Sweep k on an eval set (bundled name, folder or set) with the session's models, where
+    ``executor`` says; ``events`` hears the number of questions, then each finished question
+    (of the final run only, when batched)."""
+    if isinstance(executor, OnRay):
+        from rag_judge.jobs.sweep.on_ray import sweep_on_ray
+
+        return SweepRun(sweep_on_ray(eval_set, session, options, executor.target, events))
+    loaded = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
+    if options.limit is not None:
+        loaded = loaded.limit(options.limit)
+    if not isinstance(executor, Batch):
+        return SweepRun(await sweep_in_process(loaded, session, options, events))
+    judge, generator = session.client, session.generator
+
+    async def job(clients: tuple[ModelClient, ...]) -> SweepResult:
+        judging, answering = clients
+        final = judging is judge and answering is generator
+        shown = events if final else QUIET
+        return await sweep_in_process(loaded, session.using(judging, answering), options, shown)
+
+    run = await run_batched(
+        job,
+        [judge, generator],
+        state_path=executor.state_path,
+        on_poll=events.polled,
+        poll_seconds=executor.poll_seconds,
     )
-    return RagUnderTest(chunks, chosen, embedder)
+    return SweepRun(run.result, run.stages)
+
+
+class _Callbacks(Events):
+    """The keyword form's callbacks as an events sink."""
+
+    def __init__(
+        self,
+        progress: Progress | None,
+        on_question: Callable[[QuestionRun], None] | None,
+        on_start: Callable[[int], None] | None,
+    ) -> None:
+        self.progress, self.on_question, self.on_start = progress, on_question, on_start
+
+    def started(self, total: int) -> None:
+        if self.on_start is not None:
+            self.on_start(total)
+
+    def finished(self, item: Any) -> None:
+        if self.progress is not None:
+            self.progress(item.query.id)
+        if self.on_question is not None:
+            self.on_question(item)
 
 
 async def arun_job(
@@ -129,10 +166,17 @@ async def arun_job(
         on_question: Called with each finished question's whole run (answers, results).
         on_start: Called with the number of questions once the RAG is built.
     """
-    objective = parse_objective(objective)
-    ks = tuple(ks)
-    names = tuple(metrics)
-    get_judges(names)  # an unknown name fails now, before an index is built
+    options = SweepOptions(
+        ks=tuple(ks),
+        limit=limit,
+        metrics=tuple(metrics),
+        objective=objective,
+        retriever=retriever,
+        rerank=rerank,
+        rerank_depth=rerank_depth,
+        rag=rag,
+        judge=JudgeOptions(support_probability=support_probability, mode=mode, reasons=reasons),
+    )
     chosen = settings or load_settings(
         {
             "model": model,
@@ -142,56 +186,13 @@ async def arun_job(
             "concurrency": concurrency,
         }
     )
-    loaded = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
-    if limit is not None:
-        loaded = loaded.limit(limit)
     session = open_session(
         chosen, cache=cache, client=client, generator=generator_client, embeddings=embeddings
     )
-    needs_embedder = any(JUDGES[n].needs_embedder for n in names if n not in loaded.not_applicable)
-    options = JudgeOptions(support_probability=support_probability, mode=mode, reasons=reasons)
-    common: dict[str, Any] = {
-        "ks": ks,
-        "metrics": names,
-        "objective": objective,
-        "options": options,
-        "progress": progress,
-        "on_question": on_question,
-    }
-    if rag is not None:
-        from rag_judge.pipeline.external.load import load_external_rag
-
-        embedder = session.embedder_for(loaded.language) if needs_embedder else None
-        if on_start is not None:
-            on_start(len(loaded.queries))
-        return await run_sweep(
-            loaded,
-            rag=load_external_rag(rag, timeout=chosen.timeout),
-            client=session.client,
-            generator=session.generator,
-            embedder=embedder,
-            **common,
-        )
-    built = await build_rag(loaded, session, retriever=retriever, needs_embedder=needs_embedder)
-    check_ks_fit(ks, len(built.chunks))
-    under_test = built.retriever
-    if rerank is not None:
-        from rag_judge.pipeline.rerank import RerankedRetriever, reranker_from_spec
-
-        texts = {c.id: c.text for c in built.chunks}
-        reranker = reranker_from_spec(rerank, client=session.generator, chunk_texts=texts)
-        under_test = RerankedRetriever(under_test, reranker, depth=rerank_depth)
-    if on_start is not None:
-        on_start(len(loaded.queries))
-    return await run_sweep(
-        loaded,
-        retriever=under_test,
-        chunks=built.chunks,
-        client=session.client,
-        generator=session.generator,
-        embedder=built.embedder,
-        **common,
+    run = await sweep_job(
+        eval_set, session, options, events=_Callbacks(progress, on_question, on_start)
     )
+    return run.result
 
 
 def run_job(eval_set: str | Path | EvalSet, **options: Any) -> SweepResult:

@@ -2,29 +2,31 @@
 
 Every task loads the eval set from its path (a bundled set, or a folder every node can read),
 keeps its share of the questions (:meth:`~rag_judge.data.eval_sets.EvalSet.only`) and runs
-:func:`~rag_judge.jobs.sweep.job.arun_job` with the same settings: its own session, the
-retriever's index from the shared cache directory (built once, by whichever task comes first),
-and the shared response cache, so an interrupted sweep resumes from it. The shares' results are
-joined in question order into the result one process would have produced.
+:func:`~rag_judge.jobs.sweep.in_process.sweep_in_process` with the same settings and options:
+its own session, the retriever's index from the shared cache directory (built once, by whichever
+task comes first), and the shared response cache, so an interrupted sweep resumes from it. The
+shares' results are joined in question order into the result one process would have produced.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from rag_judge.data.eval_sets import available_eval_sets, load_eval_set
+from rag_judge.core.errors import InputError
+from rag_judge.data.eval_sets import EvalSet, available_eval_sets, load_eval_set
+from rag_judge.jobs.sweep.in_process import sweep_in_process
+from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.rows import QuestionRun
+from rag_judge.runtime.events import Events
 from rag_judge.runtime.executors.on_ray import (
     Emit,
     Event,
     RayTarget,
-    RowCounts,
     for_workers,
     ledger_tallies,
     merged_ledger,
@@ -32,21 +34,34 @@ from rag_judge.runtime.executors.on_ray import (
     slice_size,
     task_events,
 )
+from rag_judge.runtime.session import Session
 from rag_judge.runtime.settings import Settings
 
 
-def _sweep_share(spec: str, ids: list[str], options: dict[str, Any]) -> Iterator[Event]:
+class _Emitting(Events):
+    """Each finished question sent to the driver as a Ray event."""
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+
+    def finished(self, item: Any) -> None:
+        self.emit(item, item.failed)
+
+
+def _sweep_share(
+    spec: str, ids: list[str], settings: Settings, options: SweepOptions, opened: dict[str, Any]
+) -> Iterator[Event]:
     """One task: sweep the questions ``ids`` of the set ``spec`` names (a bundled name or an
     absolute folder path; events: see on_ray)."""
 
     def work(emit: Emit) -> tuple[SweepResult, dict[str, dict[str, Any]]]:
-        from rag_judge.jobs.sweep.job import run_job
+        import asyncio
 
-        def finished(run: QuestionRun) -> None:
-            emit(run.query.id, run.failed)
+        from rag_judge.runtime.session import open_session
 
         share = load_eval_set(spec).only(ids)
-        result = run_job(share, on_question=finished, **options)
+        session = open_session(settings, **opened)
+        result = asyncio.run(sweep_in_process(share, session, options, _Emitting(emit)))
         assert result.ledger is not None  # a job's result always carries its session's ledger
         return dataclasses.replace(result, ledger=None), ledger_tallies(result.ledger)
 
@@ -54,35 +69,32 @@ def _sweep_share(spec: str, ids: list[str], options: dict[str, Any]) -> Iterator
 
 
 def sweep_on_ray(
-    eval_set: str | Path,
-    *,
+    eval_set: str | Path | EvalSet,
+    session: Session,
+    options: SweepOptions,
     target: RayTarget,
-    limit: int | None = None,
-    progress: Callable[[str], None] | None = None,
-    on_counts: Callable[[RowCounts], None] | None = None,
-    on_start: Callable[[int], None] | None = None,
-    **options: Any,
+    events: Events,
 ) -> SweepResult:
-    """:func:`~rag_judge.jobs.sweep.job.run_job` over Ray (see the module docstring).
-
-    ``options`` are ``run_job``'s (settings, ks, metrics, retriever, ...), minus ready clients:
-    every worker builds its own from the settings. ``progress`` gets each finished question's
-    id, ``on_counts`` the questions done, in flight and failed across workers.
-    """
+    """The sweep over Ray (see the module docstring): every worker opens its own session from
+    ``session``'s settings (its cache on or off, its embedder). ``events`` gets the number of
+    questions, each finished question's run as it arrives and the counts across workers."""
+    if isinstance(eval_set, EvalSet):
+        raise InputError("a sweep on Ray loads its eval set by name or folder, not a set object")
     loaded = load_eval_set(eval_set)
-    if limit is not None:
-        loaded = loaded.limit(limit)
+    if options.limit is not None:
+        loaded = loaded.limit(options.limit)
     ids = [q.id for q in loaded.queries]
-    if on_start is not None:
-        on_start(len(ids))
+    events.started(len(ids))
     size = slice_size(len(ids), target.workers)
     spec = str(eval_set) if str(eval_set) in available_eval_sets() else str(loaded.path.resolve())
-    if isinstance(options.get("settings"), Settings):
-        options = {**options, "settings": for_workers(options["settings"])}
-    if isinstance(rag := options.get("rag"), str) and Path(rag).is_file():
-        options = {**options, "rag": str(Path(rag).resolve())}  # a worker's cwd may differ
-    parts = [(spec, ids[i : i + size], options) for i in range(0, len(ids), size)]
-    outcomes = run_parts(_sweep_share, parts, target=target, on_row=progress, on_counts=on_counts)
+    if options.rag is not None and Path(options.rag).is_file():
+        options = dataclasses.replace(options, rag=str(Path(options.rag).resolve()))
+    shipped = for_workers(session.settings)
+    opened = {"cache": session.cache is not None, "embeddings": session.embeddings}
+    parts = [(spec, ids[i : i + size], shipped, options, opened) for i in range(0, len(ids), size)]
+    outcomes = run_parts(
+        _sweep_share, parts, target=target, on_row=events.finished, on_counts=events.counts
+    )
     return joined([result for result, _ in outcomes], [tallies for _, tallies in outcomes])
 
 

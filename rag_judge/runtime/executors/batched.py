@@ -24,9 +24,13 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from rag_judge.backends.batch.batch_api import BatchAPI, BatchState
-from rag_judge.backends.batch.batch_collect import CollectingBackend, batchable, require_batchable
-from rag_judge.backends.errors import BackendError
-from rag_judge.backends.providers.http_backend import chat_reply_of, yes_no_reply_of
+from rag_judge.backends.batch.batch_collect import (
+    CollectingBackend,
+    batch_api_of,
+    batchable,
+    ingest_replies,
+    require_batchable,
+)
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
 from rag_judge.runtime.atomic import write_lines
@@ -86,11 +90,6 @@ def check_batch_apis(settings: Settings, *, generator: bool = False) -> None:
         batch_api_of(client).check()
 
 
-def batch_api_of(client: ModelClient) -> BatchAPI:
-    """The Batch API of the server ``client`` calls, with the client's endpoint and key."""
-    return BatchAPI(str(client.backend.endpoint), getattr(client.backend, "_key", None))
-
-
 def state_path_for(output: Path) -> Path:
     """Where a run keeps its batch ids: next to its output (a file, or a folder's)."""
     return output.with_name(output.name + ".batches.json")
@@ -129,9 +128,7 @@ async def run_batched(
     given_up: set[str] = set()
     for index in range(MAX_STAGES):
         collectors = {id(c): CollectingBackend(c.backend) for c in batched}
-        views = {
-            id(c): ModelClient(collectors[id(c)], cache=c.cache, policy=c.policy) for c in batched
-        }
+        views = {id(c): c.over(collectors[id(c)]) for c in batched}
         await job(tuple(views.get(id(c), c) for c in clients))
         wanted = {cid for collector in collectors.values() for cid in collector.lines}
         if not wanted or wanted <= given_up:
@@ -177,7 +174,7 @@ async def _stage(
         if found.done:
             break
         await asyncio.sleep(poll_seconds)
-    answered = await asyncio.to_thread(_ingest, api, found, collector, client)
+    answered = await asyncio.to_thread(ingest_replies, api, found, collector, client)
     missing = [cid for cid in collector.lines if cid not in answered]
     for cid in missing:  # failed or expired lines: live, with the client's retries
         kind, request = collector.requests[cid]
@@ -192,33 +189,6 @@ async def _stage(
     left = {d: b for d, b in (state.get("pending") or {}).items() if d != digest}
     _save(state_path, {"stages": [*state.get("stages", []), asdict(stage)], "pending": left})
     return stage
-
-
-def _ingest(
-    api: BatchAPI, found: BatchState, collector: CollectingBackend, client: ModelClient
-) -> set[str]:
-    """Write the batch's successful replies into the cache; the custom_ids answered."""
-    assert client.cache is not None
-    answered = set()
-    for line in api.lines(found.output_file_id):
-        cid, response = line.get("custom_id"), line.get("response") or {}
-        wanted = collector.lines.get(str(cid))
-        if wanted is None or response.get("status_code") != 200:
-            continue
-        try:
-            reply = (
-                chat_reply_of(response.get("body"))
-                if wanted.kind == "chat"
-                else yes_no_reply_of(response.get("body"))
-            )
-        except BackendError:
-            continue  # an unreadable reply: sent again live
-        client.cache.put(
-            wanted.custom_id, kind=wanted.kind, model=client.name, value=reply.model_dump_json()
-        )
-        client.ledger.record_batched(client.name, reply.usage)
-        answered.add(wanted.custom_id)
-    return answered
 
 
 def _load(path: Path) -> dict:  # type: ignore[type-arg]

@@ -1,0 +1,95 @@
+"""The k-sweep in this process: build the RAG under test for an eval set (or load the user's),
+then run the sweep with the session's models.
+
+The eval set's documents are chunked structure-aware (:mod:`rag_judge.pipeline.build`), the
+retriever is built over the chunks with its index cached under the settings' cache directory,
+and one session's cached, rate-limited model client generates and judges. Answer relevancy and
+dense retrieval share the session's embedder for the set's language
+(:meth:`~rag_judge.runtime.session.Session.embedder_for`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+from rag_judge.data.eval_sets import EvalSet
+from rag_judge.jobs.sweep.options import SweepOptions
+from rag_judge.jobs.sweep.plan import check_ks_fit
+from rag_judge.jobs.sweep.result import SweepResult
+from rag_judge.jobs.sweep.run import run_sweep
+from rag_judge.judges import JUDGES
+from rag_judge.pipeline.base import Retriever
+from rag_judge.pipeline.build import build_retriever, eval_set_chunks
+from rag_judge.pipeline.chunking import Chunk
+from rag_judge.runtime.events import QUIET, Events
+from rag_judge.runtime.session import Session
+
+
+@dataclass(frozen=True)
+class RagUnderTest:
+    """The chunks of an eval set's corpus and the retriever over them."""
+
+    chunks: tuple[Chunk, ...]
+    retriever: Retriever
+    embedder: EmbeddingClient | None
+    """The embedder of dense retrieval and answer relevancy (None when neither needs one)."""
+
+
+async def build_rag(
+    eval_set: EvalSet,
+    session: Session,
+    *,
+    retriever: str = "bm25",
+    needs_embedder: bool,
+) -> RagUnderTest:
+    """Chunk the corpus (as the set's manifest says, else the default) and build the named
+    retriever, with indexes cached on disk."""
+    chunks = eval_set_chunks(eval_set)
+    embedder = None
+    if needs_embedder or retriever != "bm25":
+        embedder = session.embedder_for(eval_set.language)
+    chosen = await build_retriever(
+        retriever, chunks, embedder=embedder, cache_dir=session.settings.cache_dir
+    )
+    return RagUnderTest(chunks, chosen, embedder)
+
+
+async def sweep_in_process(
+    loaded: EvalSet, session: Session, options: SweepOptions, events: Events = QUIET
+) -> SweepResult:
+    """The sweep in this process: build the RAG under test (or load the user's), then sweep."""
+    names = options.metrics
+    needs_embedder = any(JUDGES[n].needs_embedder for n in names if n not in loaded.not_applicable)
+    common: dict[str, Any] = {
+        "ks": options.ks,
+        "metrics": names,
+        "objective": options.objective,
+        "options": options.judge,
+        "on_question": events.finished,
+        "client": session.client,
+        "generator": session.generator,
+    }
+    if options.rag is not None:
+        from rag_judge.pipeline.external.load import load_external_rag
+
+        embedder = session.embedder_for(loaded.language) if needs_embedder else None
+        events.started(len(loaded.queries))
+        rag = load_external_rag(options.rag, timeout=session.settings.timeout)
+        return await run_sweep(loaded, rag=rag, embedder=embedder, **common)
+    built = await build_rag(
+        loaded, session, retriever=options.retriever, needs_embedder=needs_embedder
+    )
+    check_ks_fit(options.ks, len(built.chunks))
+    under_test = built.retriever
+    if options.rerank is not None:
+        from rag_judge.pipeline.rerank import RerankedRetriever, reranker_from_spec
+
+        texts = {c.id: c.text for c in built.chunks}
+        reranker = reranker_from_spec(options.rerank, client=session.generator, chunk_texts=texts)
+        under_test = RerankedRetriever(under_test, reranker, depth=options.rerank_depth)
+    events.started(len(loaded.queries))
+    return await run_sweep(
+        loaded, retriever=under_test, chunks=built.chunks, embedder=built.embedder, **common
+    )

@@ -1,0 +1,39 @@
+"""What a running job tells whoever runs it: one sink object instead of a callback per event.
+
+A job calls its sink's methods as things happen; :class:`Events` itself does nothing, so a
+caller overrides only what it shows (the CLI's progress bar, a notebook's counter, a test's
+list). Jobs never print.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rag_judge.backends.batch.batch_api import BatchState
+    from rag_judge.runtime.executors.batched import Stage
+    from rag_judge.runtime.executors.on_ray import RowCounts
+
+
+class Events:
+    """A job's events; every method does nothing unless a subclass says otherwise."""
+
+    def started(self, total: int) -> None:
+        """The job knows how many items (rows, questions) it will finish."""
+
+    def finished(self, item: Any) -> None:
+        """One item is done: a score row (``SampleResult``) or a sweep question
+        (``QuestionRun``)."""
+
+    def advanced(self, step: str, done: int, total: int | None) -> None:
+        """A slow step (indexing, embedding, retrieving) moved on (``total`` None: unknown)."""
+
+    def counts(self, counts: RowCounts) -> None:
+        """Ray: items done, in flight and failed across workers, as they change."""
+
+    def polled(self, stage: Stage | None, state: BatchState) -> None:
+        """Batch: one poll of a submitted batch (its status and line counts)."""
+
+
+QUIET = Events()
+"""The sink that shows nothing."""
