@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +9,7 @@ import click
 
 from rag_judge.cli.common import echo_cost, friendly_errors, make_console
 from rag_judge.cli.options import BASE_URL_HELP, limit_option, model_options, output_option
-from rag_judge.runtime.events import Events
+from rag_judge.runtime.events import Callbacks
 
 if TYPE_CHECKING:
     from rag_judge.jobs.compare.comparison import RetrieverComparison
@@ -92,18 +91,8 @@ def _run_comparison(
     )
     session = open_session(chosen, embeddings=settings["embeddings"])
     with progress_steps() as progress:
-        events = _Steps(progress)
+        events = Callbacks(advanced=progress)
         return asyncio.run(compare_job(eval_set, session, options, events=events))
-
-
-class _Steps(Events):
-    """Each step the job reports, on its own bar."""
-
-    def __init__(self, report: Callable[[str, int, int | None], None]) -> None:
-        self.report = report
-
-    def advanced(self, step: str, done: int, total: int | None) -> None:
-        self.report(step, done, total)
 
 
 def _print_comparison(comparison: RetrieverComparison, fmt: str) -> None:

@@ -57,7 +57,7 @@ from rag_judge.jobs.score.options import ScoreOptions
 from rag_judge.jobs.score.result import EvaluationResult, SampleResult
 from rag_judge.judges import DEFAULT_CALIBRATED, JUDGES
 from rag_judge.judges.work import JudgeMode
-from rag_judge.runtime.events import QUIET, Events
+from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Executor
 from rag_judge.runtime.executors.batched import Stage
 from rag_judge.runtime.session import Session, open_session
@@ -252,27 +252,12 @@ async def arun_calibration(
     store = client.cache if client is not None and cache is True else cache
     session = open_session(chosen, cache=store, client=client, embedder=embedder)
     return await calibrate_set_job(
-        name_or_path, out_dir, session, options, events=_Callbacks(progress, on_start)
+        name_or_path,
+        out_dir,
+        session,
+        options,
+        events=Callbacks(started=on_start, finished=progress),
     )
-
-
-class _Callbacks(Events):
-    """The keyword form's callbacks as an events sink."""
-
-    def __init__(
-        self,
-        progress: Callable[[SampleResult], None] | None,
-        on_start: Callable[[int], None] | None,
-    ) -> None:
-        self.progress, self.on_start = progress, on_start
-
-    def started(self, total: int) -> None:
-        if self.on_start is not None:
-            self.on_start(total)
-
-    def finished(self, item: Any) -> None:
-        if self.progress is not None:
-            self.progress(item)
 
 
 async def calibrate_set_job(

@@ -7,6 +7,7 @@ list). Jobs never print.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,3 +38,28 @@ class Events:
 
 QUIET = Events()
 """The sink that shows nothing."""
+
+
+class Callbacks(Events):
+    """Events handed to plain callables: the keyword forms' ``progress=`` and ``on_start=``."""
+
+    def __init__(
+        self,
+        *,
+        started: Callable[[int], None] | None = None,
+        finished: Callable[[Any], None] | None = None,
+        advanced: Callable[[str, int, int | None], None] | None = None,
+    ) -> None:
+        self._started, self._finished, self._advanced = started, finished, advanced
+
+    def started(self, total: int) -> None:
+        if self._started is not None:
+            self._started(total)
+
+    def finished(self, item: Any) -> None:
+        if self._finished is not None:
+            self._finished(item)
+
+    def advanced(self, step: str, done: int, total: int | None) -> None:
+        if self._advanced is not None:
+            self._advanced(step, done, total)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.runtime.session import open_session
@@ -44,3 +46,30 @@ def test_a_ready_client_generates_too_unless_a_generator_is_named(tmp_path: Path
     writer = ModelClient(ScriptedBackend(["y"], name="scripted/writer"))
     split = open_session(client=ready, generator=writer, cache=False)
     assert (split.client, split.generator) == (ready, writer)
+
+
+def test_a_scripted_model_named_in_settings_is_built_like_any_other(tmp_path: Path) -> None:
+    from rag_judge.backends.errors import BackendUnavailable
+    from rag_judge.backends.providers.scripted import register
+
+    backend = ScriptedBackend(["Paris"], name="scripted/session-test")
+    settings = load_settings({"model": register(backend), "cache_dir": tmp_path}, env={})
+    session = open_session(settings, cache=False)
+    assert session.client.backend is backend
+    assert session.client.provider is not None
+    assert session.client.provider.in_process
+    unknown = load_settings({"model": "scripted/never-registered", "cache_dir": tmp_path}, env={})
+    with pytest.raises(BackendUnavailable, match="no scripted chat backend registered"):
+        _ = open_session(unknown, cache=False).client
+
+
+def test_a_batch_stage_session_keeps_the_cache_ledger_and_embedders(tmp_path: Path) -> None:
+    settings = load_settings({"cache_dir": tmp_path}, env={})
+    session = open_session(settings, client=ModelClient(ScriptedBackend(["x"])), cache=False)
+    view = ModelClient(ScriptedBackend(["y"], name="scripted/view"))
+    stage = session.using(view)
+    assert stage.client is view
+    assert stage.generator is view
+    assert stage.ledger is session.ledger
+    assert stage.cache is session.cache
+    assert stage.embedder_for("en") is session.embedder_for("en")

@@ -31,7 +31,7 @@ from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.build import eval_set_chunks
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.retrieval.text_relevance import DEFAULT_THRESHOLD
-from rag_judge.runtime.events import QUIET, Events
+from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.session import Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
@@ -177,17 +177,6 @@ async def compare_job(
     return dataclasses.replace(compared, ledger=session.ledger)
 
 
-class _Progress(Events):
-    """A ``progress`` callback as an events sink."""
-
-    def __init__(self, progress: ProgressFn | None) -> None:
-        self.progress = progress
-
-    def advanced(self, step: str, done: int, total: int | None) -> None:
-        if self.progress is not None:
-            self.progress(step, done, total)
-
-
 async def arun_comparison(
     eval_set: str | Path | EvalSet,
     *,
@@ -210,7 +199,7 @@ async def arun_comparison(
     chosen_options = CompareOptions(parse_retrievers(retrievers), rerank, limit, **options)
     chosen = settings or load_settings({"model": model, "embeddings": None, "base_url": base_url})
     session = open_session(chosen, cache=cache, client=client, embeddings=embeddings)
-    return await compare_job(eval_set, session, chosen_options, events=_Progress(progress))
+    return await compare_job(eval_set, session, chosen_options, events=Callbacks(advanced=progress))
 
 
 def run_comparison(eval_set: str | Path | EvalSet, **options: Any) -> RetrieverComparison:

@@ -23,7 +23,7 @@ from rag_judge.judges import DEFAULT_METRICS, Judge, JudgeOptions, SampleWork
 from rag_judge.judges.mode import choose_mode
 from rag_judge.judges.scoring import NoncommittalPolicy
 from rag_judge.judges.work import JudgeMode
-from rag_judge.runtime.events import QUIET, Events
+from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.session import Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
@@ -119,18 +119,7 @@ async def aevaluate(
     session = open_session(
         chosen, cache=store, client=client, embedder=embedder, embeddings=embeddings
     )
-    return await judge_rows(samples, session, options, _Progress(progress))
-
-
-class _Progress(Events):
-    """A ``progress`` callback as an events sink."""
-
-    def __init__(self, progress: Progress | None) -> None:
-        self.progress = progress
-
-    def finished(self, item: Any) -> None:
-        if self.progress is not None:
-            self.progress(item)
+    return await judge_rows(samples, session, options, Callbacks(finished=progress))
 
 
 async def judge_rows(

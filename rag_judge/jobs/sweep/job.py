@@ -23,7 +23,7 @@ from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress
 from rag_judge.judges import DEFAULT_METRICS, JudgeOptions
 from rag_judge.judges.work import JudgeMode
-from rag_judge.runtime.events import QUIET, Events
+from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
 from rag_judge.runtime.executors.batched import Stage, run_batched
 from rag_judge.runtime.session import CacheChoice, Session, open_session
@@ -74,28 +74,6 @@ async def sweep_job(
         poll_seconds=executor.poll_seconds,
     )
     return SweepRun(run.result, run.stages)
-
-
-class _Callbacks(Events):
-    """The keyword form's callbacks as an events sink."""
-
-    def __init__(
-        self,
-        progress: Progress | None,
-        on_question: Callable[[QuestionRun], None] | None,
-        on_start: Callable[[int], None] | None,
-    ) -> None:
-        self.progress, self.on_question, self.on_start = progress, on_question, on_start
-
-    def started(self, total: int) -> None:
-        if self.on_start is not None:
-            self.on_start(total)
-
-    def finished(self, item: Any) -> None:
-        if self.progress is not None:
-            self.progress(item.query.id)
-        if self.on_question is not None:
-            self.on_question(item)
 
 
 async def arun_job(
@@ -190,9 +168,26 @@ async def arun_job(
         chosen, cache=cache, client=client, generator=generator_client, embeddings=embeddings
     )
     run = await sweep_job(
-        eval_set, session, options, events=_Callbacks(progress, on_question, on_start)
+        eval_set,
+        session,
+        options,
+        events=Callbacks(started=on_start, finished=_each_question(progress, on_question)),
     )
     return run.result
+
+
+def _each_question(
+    progress: Progress | None, on_question: Callable[[QuestionRun], None] | None
+) -> Callable[[QuestionRun], None]:
+    """The keyword form's two per-question callbacks as one: the id, then the whole run."""
+
+    def finished(run: QuestionRun) -> None:
+        if progress is not None:
+            progress(run.query.id)
+        if on_question is not None:
+            on_question(run)
+
+    return finished
 
 
 def run_job(eval_set: str | Path | EvalSet, **options: Any) -> SweepResult:
