@@ -25,6 +25,7 @@ from rag_judge.core.stats import (
     paired_bootstrap_ci,
     paired_randomization_test,
 )
+from rag_judge.data import score_file
 from rag_judge.jobs.score_compare.files import ScoreFile
 
 DEFAULT_THRESHOLD = 0.5
@@ -154,10 +155,10 @@ def compare_scores(
     if not 0.0 <= threshold <= 1.0:
         raise InputError(f"must be in [0, 1], got {threshold!r}", field="threshold")
     names = _metrics(base, new, metrics)
-    base_ids = [str(r.get("id")) for _, r in base.rows]
-    new_ids = [str(r.get("id")) for _, r in new.rows]
+    base_ids = [str(r.get(score_file.ID)) for _, r in base.rows]
+    new_ids = [str(r.get(score_file.ID)) for _, r in new.rows]
     questions = {**base.questions(), **new.questions()}
-    answers = (base.texts("answer"), new.texts("answer"))
+    answers = (base.texts(score_file.ANSWER), new.texts(score_file.ANSWER))
     options = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
     compared = tuple(
         _compare_metric(base, new, name, (questions, answers), threshold, top, options)
