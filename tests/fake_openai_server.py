@@ -5,6 +5,8 @@ port) from daemon threads, counts and records every call, and plays a fault scri
 of behaviours for the next calls (``"429"``, ``"500"``, ``"slow"``, ``"malformed"``,
 ``"truncated"``, ``"schema_violation"``, ``"ok"``, or any HTTP status as digits; ``"401"``
 echoes the API key back in its message, as real APIs do, to test redaction).
+``settle()`` waits until every request that reached its port has been recorded, so that a test
+reads the counters only after requests a client cancelled or timed out have landed.
 
 Run it standalone (used by the benchmark, so the server does not share the client's GIL)::
 
@@ -18,6 +20,8 @@ import base64
 import hashlib
 import json
 import math
+import select
+import socket
 import struct
 import sys
 import threading
@@ -109,7 +113,7 @@ class FakeOpenAIServer:
         self._faults: deque[str] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", port), _handler_for(self), self._lock)
         self._thread: threading.Thread | None = None
 
     @property
@@ -147,6 +151,18 @@ class FakeOpenAIServer:
         self.fail_when = None
         self.default_behaviour = "ok"
 
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait until every request a client has sent here is recorded in the counters.
+
+        A request a client gave up on (cancelled, timed out) may still sit in the listen
+        backlog or in a socket when the client returns. A marker connection, accepted only
+        after every connection queued before it, then a wait until no connection holds a
+        request not yet recorded (none being read, none with bytes waiting). Requests are
+        recorded on arrival: a "slow" one that is still sleeping counts as recorded.
+        ``timeout`` only guards against a hang (TimeoutError).
+        """
+        self._httpd.settle(timeout)
+
     def start(self) -> FakeOpenAIServer:
         """Serve from a daemon thread."""
         self._thread = threading.Thread(
@@ -167,6 +183,7 @@ class FakeOpenAIServer:
         with self._lock:
             self.calls[path] += 1
             self.requests.append((path, body, headers))
+            self._httpd.recorded()
             scripted = self._faults.popleft() if self._faults else None
         if scripted is not None:
             return scripted
@@ -279,8 +296,99 @@ class FakeOpenAIServer:
 
 
 class _Server(ThreadingHTTPServer):
+    """Tracks each open connection's state for ``settle``: ``idle`` (any next request can only
+    be in its socket: none was read, or the reply to the last is being sent), ``reading`` (a
+    request arrived, not yet recorded) or ``answering`` (recorded, its reply not yet sent)."""
+
     daemon_threads = True  # never joined on close: a stuck handler cannot hang the suite
     request_queue_size = 256  # listen backlog: bursts of 32+ new connections are not refused
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], lock: threading.Lock
+    ) -> None:
+        super().__init__(address, handler)
+        self.changed = threading.Condition(lock)
+        self.states: dict[socket.socket, str] = {}
+        self.markers: set[tuple[str, int]] = set()
+        self.current = threading.local()
+        """The connection the calling handler thread serves."""
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.changed:
+            marker = client_address in self.markers
+            if marker:
+                self.markers.discard(client_address)
+            else:
+                self.states[request] = "idle"
+            self.changed.notify_all()
+        if marker:  # every connection queued before it has been accepted: close it, no thread
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.changed:
+            self.states.pop(request, None)
+            self.changed.notify_all()
+        super().shutdown_request(request)
+
+    def claim(self, connection: socket.socket, rfile: Any) -> bool:
+        """Whether a request (or its start) waits in ``rfile`` or the socket, without blocking;
+        marks the connection ``reading`` if so, ``idle`` if not, in one step under the lock."""
+        with self.changed:
+            timeout = connection.gettimeout()
+            connection.settimeout(0)
+            try:
+                pending = bool(rfile.peek(1))
+            except OSError:  # reset by the client
+                pending = False
+            finally:
+                connection.settimeout(timeout)
+            self.states[connection] = "reading" if pending else "idle"
+            self.changed.notify_all()
+            return pending
+
+    def replying(self, connection: socket.socket) -> None:
+        """A reply is about to be sent: the client may send its next request from now on."""
+        with self.changed:
+            if connection in self.states:
+                self.states[connection] = "idle"
+                self.changed.notify_all()
+
+    def recorded(self) -> None:
+        """The calling handler's request is in the counters (the caller holds the lock)."""
+        connection = getattr(self.current, "connection", None)
+        if connection in self.states:
+            self.states[connection] = "answering"
+            self.changed.notify_all()
+
+    def settle(self, timeout: float) -> None:
+        """See :meth:`FakeOpenAIServer.settle`."""
+        with socket.socket() as marker:
+            marker.bind(("127.0.0.1", 0))
+            address = marker.getsockname()
+            with self.changed:
+                self.markers.add(address)
+            marker.connect(self.server_address)
+            with self.changed:
+                accepted = self.changed.wait_for(lambda: address not in self.markers, timeout)
+                settled = accepted and self.changed.wait_for(self._quiet, timeout)
+        if not settled:
+            raise TimeoutError(f"requests still unrecorded after {timeout} s: {self.states}")
+
+    def _quiet(self) -> bool:
+        if "reading" in self.states.values():
+            return False
+        idle = [c for c, state in self.states.items() if state == "idle"]
+        return not any(_readable(c, 0) for c in idle)
+
+
+def _readable(connection: socket.socket, seconds: float) -> bool:
+    """Whether the socket has bytes (or the client's close) to read within ``seconds``
+    (``poll``: no limit on descriptor numbers, unlike ``select``)."""
+    poller = select.poll()
+    poller.register(connection, select.POLLIN)
+    return bool(poller.poll(seconds * 1000))
 
 
 def _json(payload: Body) -> bytes:
@@ -298,6 +406,20 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         disable_nagle_algorithm = True  # else headers then body wait on the delayed ACK (40 ms)
         timeout = 30  # an idle or stuck connection never pins a thread for long
 
+        def handle(self) -> None:
+            """Serve requests until the client closes, waiting for each outside the lock and
+            claiming it under the lock (what ``settle`` relies on; it would miss a request a
+            client pipelined behind another, which no client here does)."""
+            httpd = server._httpd
+            httpd.current.connection = self.connection
+            self.close_connection = False
+            while not self.close_connection:
+                if not httpd.claim(self.connection, self.rfile):
+                    ready = _readable(self.connection, self.timeout)
+                    if not ready or not httpd.claim(self.connection, self.rfile):
+                        return  # idle too long, or closed by the client
+                self.handle_one_request()
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
@@ -313,6 +435,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self._send(*server.handle(self.path, body, headers))
 
         def _send(self, status: int, extra: dict[str, str], data: bytes) -> None:
+            server._httpd.replying(self.connection)
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -1,6 +1,12 @@
 """A proxy in front of a real server that injects the failures real APIs produce: 429 with
 Retry-After, 500, and a 200 whose JSON body is cut off. Deterministic: every third distinct
-request body fails once, the kinds in turn; its retry (same body) passes through."""
+request body fails once, the kinds in turn; its retry (same body) passes through.
+
+A request byte for byte the same as one the server already answered with a 200 in this test
+session gets that answer again instead of the model computing it anew: the three API backends
+send the same bodies, and the real model's reply to the same bytes adds no coverage (only
+minutes of CPU). A request that differs in any byte reaches the server.
+"""
 
 from __future__ import annotations
 
@@ -18,13 +24,22 @@ import pytest
 FAULTS = ("429", "500", "truncated")
 
 
-class FaultProxy:
-    """Forwards ``/v1/...`` to ``upstream``; ``upstream_calls`` counts what reached it."""
+Replies = dict[tuple[str, str, bytes], tuple[int, bytes]]
+"""The server's 200 answers by (upstream, path, request body)."""
+REPLIES = pytest.StashKey[Replies]()
 
-    def __init__(self, upstream: str) -> None:
+
+class FaultProxy:
+    """Forwards ``/v1/...`` to ``upstream``; ``upstream_calls`` counts what was passed on
+    (answered by the server now, or earlier in the session to the same bytes)."""
+
+    def __init__(self, upstream: str, replies: Replies | None = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.upstream_calls = 0
+        self.replayed = 0
+        """Of ``upstream_calls``, those answered from ``replies`` (the same bytes as before)."""
         self.injected: list[str] = []
+        self._replies: Replies = {} if replies is None else replies
         self._seen: set[str] = set()
         self._faults = itertools.cycle(FAULTS)
         self._distinct = 0
@@ -52,8 +67,14 @@ class FaultProxy:
             return fault
 
     def forward(self, path: str, body: bytes) -> tuple[int, bytes]:
+        key = (self.upstream, path, body)
         with self._lock:
             self.upstream_calls += 1
+            known = self._replies.get(key)
+        if known is not None:
+            with self._lock:
+                self.replayed += 1
+            return known
         request = urllib.request.Request(
             self.upstream + path.removeprefix("/v1"),
             data=body,
@@ -62,9 +83,13 @@ class FaultProxy:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:
             with opener.open(request, timeout=600) as reply:
-                return reply.status, reply.read()
+                answer = reply.status, reply.read()
         except urllib.error.HTTPError as error:
             return error.code, error.read()
+        if answer[0] == 200:
+            with self._lock:
+                self._replies[key] = answer
+        return answer
 
     def __enter__(self) -> FaultProxy:
         self._thread.start()
@@ -108,12 +133,14 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
 
 
 @pytest.fixture
-def fault_proxy_for() -> Iterator[Any]:
-    """``fault_proxy_for(upstream)``: a started proxy, stopped after the test."""
+def fault_proxy_for(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """``fault_proxy_for(upstream)``: a started proxy, stopped after the test; the server's
+    answers are kept for the whole session."""
     started: list[FaultProxy] = []
+    replies = request.config.stash.setdefault(REPLIES, {})
 
     def start(upstream: str) -> FaultProxy:
-        proxy = FaultProxy(upstream).__enter__()
+        proxy = FaultProxy(upstream, replies).__enter__()
         started.append(proxy)
         return proxy
 

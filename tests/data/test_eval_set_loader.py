@@ -207,6 +207,7 @@ def test_a_modified_file_fails_the_sha256_check(tmp_path: Path) -> None:
 # --- reproducibility -----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # rebuilds every bundled set from the source data (~40 s on 2 cores)
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="source data (../shared/data) not present")
 def test_build_script_writes_exactly_the_bundled_files(tmp_path: Path) -> None:
     script = REPO / "eval_sets" / "build.py"

@@ -202,6 +202,7 @@ def test_progress_counts_rows_done_in_flight_and_failed_across_workers(
     assert [c.done for c in seen] == sorted(c.done for c in seen)
 
 
+@pytest.mark.slow  # starts a Ray head of its own (`ray start --head`), as the README does
 def test_score_joins_a_cluster_that_ray_start_runs(
     fake_openai: FakeOpenAIServer,  # noqa: F811
     tmp_path: Path,
