@@ -1,6 +1,6 @@
 """What ModelClient + its OpenAI-protocol backends cost against a 50 ms server, and the SDK's share.
 
-The fake OpenAI server (tests/fake_openai_server.py) runs in its own process, so it does not
+The fake OpenAI server (tests/support/fake_openai_server.py) runs in its own process, so it does not
 share the client's GIL, and answers every call after a fixed latency from a thread per
 connection. 2,000 distinct chat calls at concurrency 32 are timed through:
 
@@ -258,7 +258,12 @@ async def run_ours_litellm(base_url: str, calls: int, concurrency: int) -> None:
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     """The fake server in a child process; returns it and its base URL."""
     server = subprocess.Popen(
-        [sys.executable, str(REPO / "tests" / "fake_openai_server.py"), "--latency", str(latency)],
+        [
+            sys.executable,
+            str(REPO / "tests" / "support" / "fake_openai_server.py"),
+            "--latency",
+            str(latency),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -10,7 +10,7 @@ Three measurements, each side by side in the same run (``benchmarks/results/scal
    shipping rows and results, and each task opening its own session.
 2. **The embedded model**: the same 20 WiCE rows (scoring path) in one process with 2 threads
    against 2 Ray workers with 1 thread each (``threads`` setting), model loads included.
-3. **The batch path** on the fake Batch API (``tests/fake_batch_server.py``): the default
+3. **The batch path** on the fake Batch API (``tests/support/fake_batch_server.py``): the default
    judges on 20 rows: stages, requests per stage, and a re-run that submits nothing.
 
 Usage::
@@ -34,7 +34,7 @@ from typing import Any
 from _machine import machine_info
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "support"))
 
 from rag_judge.core.types import RagSample  # noqa: E402
 from rag_judge.data.calibration_sets import load_calibration_set  # noqa: E402
@@ -100,7 +100,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     server = subprocess.Popen(
         [
             sys.executable,
-            str(REPO / "tests" / "fake_openai_server.py"),
+            str(REPO / "tests" / "support" / "fake_openai_server.py"),
             "--judge",
             "--latency",
             str(latency),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ import pytest
 from hypothesis import settings
 
 DATA = Path(__file__).parent / "fixtures"
+SUPPORT = Path(__file__).parent / "support"
+sys.path.insert(0, str(SUPPORT))  # fake servers, the toy sweep: imported by name in every folder
 
 
 @pytest.fixture

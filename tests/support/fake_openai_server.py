@@ -10,7 +10,7 @@ reads the counters only after requests a client cancelled or timed out have land
 
 Run it standalone (used by the benchmark, so the server does not share the client's GIL)::
 
-    python tests/fake_openai_server.py --latency 0.05   # prints "PORT <n>", serves until killed
+    python tests/support/fake_openai_server.py --latency 0.05  # prints "PORT <n>", serves on
 """
 
 from __future__ import annotations
