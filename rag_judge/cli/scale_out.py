@@ -33,9 +33,9 @@ def ray_target(
     is loaded or a progress bar shown: the options, Ray's presence, and with ``--batch`` that
     the judge's server (and with ``generator``, the generator's) has a Batch API."""
     if batch and no_cache:
-        raise click.UsageError(
-            "--batch hands replies over through the response cache: drop --no-cache"
-        )
+        from rag_judge.runtime.executors.batched import NEEDS_CACHE
+
+        raise click.UsageError(NEEDS_CACHE)
     if batch and executor == "local":
         from rag_judge.runtime.executors.batched import check_batch_apis
 

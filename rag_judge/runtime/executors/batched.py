@@ -45,6 +45,9 @@ Job = Callable[[tuple[ModelClient, ...]], Awaitable[T]]
 MAX_STAGES = 8
 """A judge has two or three dependent steps; more stages than this means no progress."""
 
+NEEDS_CACHE = "--batch hands replies over through the response cache: drop --no-cache"
+"""Why a batch refuses to run without a response cache (the CLI says it before any call)."""
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -121,9 +124,7 @@ async def run_batched(
         require_batchable(unique[0].name)  # raises: says which models take batches
     for client in batched:
         if client.cache is None:
-            raise InputError(
-                "--batch hands replies over through the response cache: drop --no-cache"
-            )
+            raise InputError(NEEDS_CACHE)
     stages: list[Stage] = []
     given_up: set[str] = set()
     for index in range(MAX_STAGES):
