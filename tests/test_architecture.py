@@ -35,11 +35,12 @@ FLOORS = {
     "runtime": 2,
     "judges": 3,
     "pipeline": 3,
-    "jobs": 4,
-    "report": 5,
-    "": 5,  # rag_judge/__init__.py: the public API, lazily re-exported
-    "cli": 6,
-    "testing": 6,  # assert_judged and the pytest plugin: an interface, like the CLI
+    "synth": 4,
+    "jobs": 5,
+    "report": 6,
+    "": 6,  # rag_judge/__init__.py: the public API, lazily re-exported
+    "cli": 7,
+    "testing": 7,  # assert_judged and the pytest plugin: an interface, like the CLI
 }
 """The floor of each top-level folder; the README's architecture section lists the same."""
 

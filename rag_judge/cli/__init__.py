@@ -15,6 +15,7 @@ from rag_judge.cli.judging import models, prompts, score
 from rag_judge.cli.retrieval import compare, measures, retrieval
 from rag_judge.cli.serve import serve
 from rag_judge.cli.sweep import sweep
+from rag_judge.cli.synth import synth
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,6 +33,7 @@ for command in (
     models,
     prompts,
     sweep,
+    synth,
     compare_retrievers_command,
     calibrate_command,
     serve,

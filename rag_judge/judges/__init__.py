@@ -40,12 +40,16 @@ DEFAULT_OBJECTIVE = f"{FAITHFULNESS.name}*{COMPLETENESS.name}"
 """What a k-sweep's best k maximises by default: an answer both grounded and complete."""
 DEFAULT_CALIBRATED = FAITHFULNESS.name
 """The judge a calibration checks when neither the user nor the set names one."""
+REFERENCE_SUPPORT = FAITHFULNESS.name
+"""The judge that checks a synthetic question's reference answer against its source chunks
+(``rag-judge synth``): the reference stands in for an answer, the chunks for the contexts."""
 
 __all__ = [
     "DEFAULT_CALIBRATED",
     "DEFAULT_METRICS",
     "DEFAULT_OBJECTIVE",
     "JUDGES",
+    "REFERENCE_SUPPORT",
     "Judge",
     "JudgeOptions",
     "SampleWork",

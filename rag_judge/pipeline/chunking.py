@@ -269,8 +269,20 @@ class SentenceWindows:
         return sentences
 
 
-CHUNKERS: Final = ("structure_aware", "sentence_windows")
-"""The chunkers an eval set's manifest may name in its ``chunking`` entry."""
+@dataclass(frozen=True)
+class AsIs:
+    """Each document is already one passage (a set whose corpus was cut when it was made, as
+    ``rag-judge synth`` writes it): one chunk of its whole text, none for a blank one."""
+
+    def __call__(self, doc_id: str, text: str, title: str | None = None) -> list[Chunk]:
+        """The document as one chunk."""
+        span = _strip(text, (0, len(text)))
+        return _chunks(doc_id, text, title, [span] if span is not None else [])
+
+
+CHUNKERS: Final = ("structure_aware", "sentence_windows", "none")
+"""The chunkers an eval set's manifest may name in its ``chunking`` entry (``none``: the corpus
+is already cut, each document one passage)."""
 
 
 def chunker_from_spec(spec: object) -> Chunker:
@@ -286,6 +298,10 @@ def chunker_from_spec(spec: object) -> Chunker:
     name = spec.get("chunker")
     if name not in CHUNKERS:
         raise InputError(f"unknown chunker {name!r}; one of {', '.join(CHUNKERS)}", field="chunker")
+    if name == "none":
+        if unknown := sorted(set(spec) - {"chunker"}):
+            raise InputError(f"unknown keys {unknown} for none", field=unknown[0])
+        return AsIs()
     allowed = {"chunker", "min_chars", "max_chars"} | (
         {"overlap"} if name == "sentence_windows" else set()
     )

@@ -70,7 +70,25 @@ class ReverseQuestions(BaseModel):
     )
 
 
+class SynthQuestion(BaseModel):
+    """A synthetic question and its reference answer, written from one or two passages."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    question: str = Field(description="A question a user would ask, standing on its own.")
+    answer: str = Field(description="Its short answer, taken from the passage(s).")
+
+
+class OpenQuestion(BaseModel):
+    """A synthetic question the passage does not answer (no reference answer)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    question: str = Field(description="A question on the passage's subject it does not answer.")
+
+
 OUTPUT_MODELS: dict[str, type[BaseModel]] = {
-    model.__name__: model for model in (ClaimList, ClaimSplit, ClaimChecks, ReverseQuestions)
+    model.__name__: model
+    for model in (ClaimList, ClaimSplit, ClaimChecks, ReverseQuestions, SynthQuestion, OpenQuestion)
 }
 """Output models by the name prompt files use in their ``output`` field."""

@@ -65,6 +65,10 @@ def test_every_step_exists_in_every_language() -> None:
         "claims/verify",
         "generate/answer",
         "rerank/relevant",
+        "synth/answered",
+        "synth/factual",
+        "synth/multi",
+        "synth/unanswerable",
     ]
     assert expected == IDS
     assert {(t.id, t.language) for t in PROMPTS} == {(i, lang) for i in IDS for lang in LANGUAGES}
@@ -209,7 +213,7 @@ def test_cli_validate_prints_a_table() -> None:
     result = CliRunner().invoke(main, ["prompts", "validate"])
     assert result.exit_code == 0, result.output
     assert "claims/verify" in result.stdout
-    assert "22 prompt files, all valid" in result.stdout
+    assert "30 prompt files, all valid" in result.stdout
 
 
 def test_cli_validate_and_lock_exit_2_on_problems(repo_copy: Path) -> None:

@@ -1,0 +1,1 @@
+"""``rag-judge synth``: an eval set from a folder of documents (see :mod:`.job`)."""

@@ -1,0 +1,118 @@
+"""One candidate through the filters: written, then checked against its chunks, the judge and
+the retriever, in that order (the first filter that fails names the verdict).
+
+The reference-support check is the score job's own judge on the session's model (the reference
+stands in for an answer, the source chunks for the contexts), so a synthetic set is held to the
+same standard as an answer. The near-duplicate filter needs every kept question and runs in the
+job (:mod:`.job`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rag_judge.core.types import RagSample
+from rag_judge.jobs.score.options import ScoreOptions
+from rag_judge.jobs.score.run import judge_rows
+from rag_judge.jobs.synth.options import SynthOptions
+from rag_judge.judges import REFERENCE_SUPPORT
+from rag_judge.pipeline.base import Retriever
+from rag_judge.pipeline.chunking import Chunk
+from rag_judge.runtime.session import Session
+from rag_judge.synth.candidates import Candidate, Verdict
+from rag_judge.synth.overlap import copy_overlap, is_span, refers_to_passage
+from rag_judge.synth.steps import answered_probability, write
+
+TOP_CHECKED = 10
+"""How many of the retriever's chunks an unanswerable question is checked against."""
+SUPPORT = ScoreOptions(metrics=(REFERENCE_SUPPORT,), reasons=False)
+"""The judge that checks a reference against its chunks."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every candidate's checks read: the chunks by id, the retriever, the options."""
+
+    session: Session
+    chunks: Mapping[str, Chunk]
+    retriever: Retriever
+    options: SynthOptions
+
+
+async def decide(candidate: Candidate, context: Context) -> Verdict:
+    """Write the candidate's question, then run its filters (see the module docstring)."""
+    passages = [context.chunks[c].text for c in candidate.chunk_ids]
+    written = await write(context.session.client, candidate, passages)
+    if written.status != "ok":
+        return Verdict(written, "failed", f"{written.status}: {written.error or ''}".strip())
+    figures: dict[str, float | None] = {}
+    if pointer := refers_to_passage(written.question):
+        return Verdict(written, "refers_to_passage", f"says {pointer!r}")
+    if written.kind == "factual" and not is_span(written.answer, passages[0]):
+        return Verdict(written, "not_a_span", "the answer is not a short span of the chunk")
+    limit = context.options.max_overlap
+    overlap = figures["overlap"] = round(copy_overlap(written.question, *passages), 4)
+    if limit is not None and overlap > limit:
+        return Verdict(written, "copies_chunk", f"overlap {overlap} > {limit}", figures)
+    if written.kind == "unanswerable":
+        return await _check_unanswered(written, context, figures)
+    return await _check_supported(written, passages, context, figures)
+
+
+async def _check_supported(
+    written: Candidate, passages: Sequence[str], context: Context, figures: dict[str, float | None]
+) -> Verdict:
+    """The reference is supported by its chunks together, and (multi-source) by neither alone."""
+    views = {"all": tuple(passages)}
+    if written.kind == "multi_source":
+        views |= {"first": (passages[0],), "second": (passages[1],)}
+    samples = [
+        RagSample(
+            id=f"{written.id}/{view}",
+            question=written.question,
+            answer=written.answer,
+            contexts=texts,
+            language=written.language,
+        )
+        for view, texts in views.items()
+    ]
+    judged = await judge_rows(samples, context.session, SUPPORT)
+    values: dict[str, float | None] = {}
+    for view, row in zip(views, judged.samples, strict=True):
+        result = row.results[REFERENCE_SUPPORT]
+        values[view] = result.value
+        figures[f"support_{view}"] = None if result.value is None else round(result.value, 4)
+        if view == "all" and result.value is None:
+            return Verdict(written, "unsupported", f"not judged: {result.status}", figures)
+    threshold = context.options.support_threshold
+    if (values["all"] or 0.0) < threshold:
+        return Verdict(
+            written, "unsupported", f"support {figures['support_all']} < {threshold}", figures
+        )
+    alone = [v for v in ("first", "second") if (values.get(v) or 0.0) >= threshold]
+    if alone:
+        return Verdict(
+            written, "answerable_alone", f"the {alone[0]} chunk alone supports it", figures
+        )
+    return Verdict(written, None, "", figures)
+
+
+async def _check_unanswered(
+    written: Candidate, context: Context, figures: dict[str, float | None]
+) -> Verdict:
+    """No chunk of the retriever's top 10 answers the question."""
+    (hits,) = await context.retriever.search([written.question], TOP_CHECKED)
+    texts = [context.chunks[h.chunk_id].text for h in hits]
+    if not texts:
+        figures["answered"] = 0.0
+        return Verdict(written, None, "no chunk shares a term with it", figures)
+    p, status = await answered_probability(
+        context.session.client, written.question, texts, written.language
+    )
+    figures["answered"] = None if p is None else round(p, 4)
+    if p is None:
+        return Verdict(written, "failed", f"answered check: {status}", figures)
+    if p >= context.options.answered_threshold:
+        return Verdict(written, "answered_by_top10", f"P(answered) {p:.2f}", figures)
+    return Verdict(written, None, "", figures)
