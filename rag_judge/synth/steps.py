@@ -1,5 +1,5 @@
-"""The model calls of ``synth``: write a question (one chunk, two chunks, or none that answers
-it), and ask whether retrieved passages answer a question meant to be unanswerable.
+"""The model call of ``synth`` that writes a question: from one chunk, from two, or one that
+its chunk does not answer.
 
 Each call goes through the session's client, so it is cached (an interrupted run re-asks
 nothing), retried and counted; a failed call comes back with its status, never raised.
@@ -22,8 +22,6 @@ PROMPTS: Final[dict[Kind, str]] = {
     "unanswerable": "synth/unanswerable",
 }
 """The prompt that writes each kind of question."""
-ANSWERED_PROMPT: Final = "synth/answered"
-"""The prompt that checks an unanswerable question against the retriever's top passages."""
 MAX_WRITE_TOKENS: Final = 160
 """Reply budget of a written question and answer."""
 
@@ -55,26 +53,6 @@ async def write(
         empty = "question" if not question else "answer"
         return _with(candidate, **base | {"status": "parse_error", "error": f"empty {empty}"})
     return _with(candidate, question=question, answer=answer, **base)
-
-
-async def answered_probability(
-    client: ModelClient, question: str, passages: Sequence[str], language: str
-) -> tuple[float | None, str]:
-    """P(the passages answer ``question``) and the call's status: from the first reply token's
-    log-probabilities where the model's provider gives them, else 1 or 0 from the reply's first
-    word (``yes``/``no``; anything else is a parse error)."""
-    prompt = load_prompt(ANSWERED_PROMPT, language)
-    request = prompt.request(passages=list(passages), question=question, max_tokens=4)
-    if client.default_mode == "score":
-        scored = await client.yes_probability(request)
-        return (scored.p_yes if scored.status == "ok" else None), scored.status
-    said = await client.chat(request)
-    if said.status != "ok" or said.text is None:
-        return None, said.status
-    word = said.text.strip().lower().lstrip("\"'*`").split(maxsplit=1)[:1]
-    if word and word[0].startswith(("yes", "no")):
-        return (1.0 if word[0].startswith("yes") else 0.0), "ok"
-    return None, "parse_error"
 
 
 def _with(candidate: Candidate, **changes: object) -> Candidate:

@@ -293,3 +293,14 @@ def test_a_chunker_from_a_manifest_spec() -> None:
     ]:
         with pytest.raises(InputError, match=message):
             chunker_from_spec(bad)
+
+
+def test_a_corpus_already_cut_is_kept_as_it_is() -> None:
+    none = chunker_from_spec({"chunker": "none"})
+    (chunk,) = none("a.md#3", "  A passage of 500 characters or more, never cut.  ", "T")
+    assert (chunk.id, chunk.doc_id, chunk.title) == ("a.md#3#0", "a.md#3", "T")
+    assert chunk.text == "A passage of 500 characters or more, never cut."
+    assert chunk.start == 2
+    assert none("blank", " \n ") == []
+    with pytest.raises(InputError, match="unknown keys"):
+        chunker_from_spec({"chunker": "none", "max_chars": 9})

@@ -65,7 +65,6 @@ def test_every_step_exists_in_every_language() -> None:
         "claims/verify",
         "generate/answer",
         "rerank/relevant",
-        "synth/answered",
         "synth/factual",
         "synth/multi",
         "synth/unanswerable",
@@ -213,7 +212,7 @@ def test_cli_validate_prints_a_table() -> None:
     result = CliRunner().invoke(main, ["prompts", "validate"])
     assert result.exit_code == 0, result.output
     assert "claims/verify" in result.stdout
-    assert "30 prompt files, all valid" in result.stdout
+    assert "28 prompt files, all valid" in result.stdout
 
 
 def test_cli_validate_and_lock_exit_2_on_problems(repo_copy: Path) -> None:

@@ -4,7 +4,7 @@ Six short documents (one per kind of file) each name a country's capital. The sc
 writes, for the passage naming each capital, a question chosen to meet one filter (see
 ``FACTUAL``); it supports a claim when every capitalised word of it is in the passages shown,
 unless the passage that names it calls it "disputed"; and it says an unanswerable question is
-answered when the question names a city one of the passages names.
+answered (the generator answers it) when it asks about Tokyo.
 """
 
 from __future__ import annotations
@@ -90,15 +90,14 @@ def respond(request: ChatRequest) -> str | float:
     if prompt == "synth/unanswerable":
         city = capital_in(_between(user, "passage"))
         return json.dumps({"question": f"How many bridges cross the river in {city}?"})
-    if prompt == "synth/answered":
-        passages = _PASSAGE.findall(_between(user, "passages"))
-        city = next(c for c in CAPITALS if c in _between(user, "question"))
-        return "yes" if city == "Tokyo" and any(city in p for p in passages) else "no"
-    if prompt == "generate/answer":  # the sweep's generator: the first capital it is shown
+    if prompt == "generate/answer":  # the generator: the first capital it is shown
+        if "bridges" in user:  # an unanswerable question: only Tokyo's gets an answer
+            return "Tokyo has many bridges." if "in Tokyo?" in user else "I do not know."
         found = [c for c in CAPITALS if c in user.split("<passages>")[-1]]
         return found[0] if found else "I do not know."
-    if prompt == "claims/extract":
-        return json.dumps({"claims": [user.split("Text: ")[-1].strip()]})
+    if prompt == "claims/extract":  # a decline states nothing
+        text = user.split("Text: ")[-1].strip()
+        return json.dumps({"claims": [] if "do not know" in text else [text]})
     if prompt == "claims/verify":
         passages = [p.strip() for p in _PASSAGE.findall(user.split("Claims")[0])]
         claims = re.findall(r"^(\d+)\. (.*)$", user.split("Claims")[-1], re.MULTILINE)
@@ -119,7 +118,6 @@ _SYSTEM_MARKS = (
     ("Given two passages", "synth/multi"),
     ("that the passage does not answer", "synth/unanswerable"),
     ("You write test questions", "synth/factual"),
-    ("You check search results", "synth/answered"),
     ('"verdicts"', "claims/verify"),
     ('"claims"', "claims/extract"),
     ("answer this question using only the passages", "generate/answer"),

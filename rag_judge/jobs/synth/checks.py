@@ -19,10 +19,11 @@ from rag_judge.jobs.synth.options import SynthOptions
 from rag_judge.judges import REFERENCE_SUPPORT
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.chunking import Chunk
+from rag_judge.pipeline.generate import generate_answer
 from rag_judge.runtime.session import Session
 from rag_judge.synth.candidates import Candidate, Verdict
 from rag_judge.synth.overlap import copy_overlap, is_span, refers_to_passage
-from rag_judge.synth.steps import answered_probability, write
+from rag_judge.synth.steps import write
 
 TOP_CHECKED = 10
 """How many of the retriever's chunks an unanswerable question is checked against."""
@@ -79,9 +80,11 @@ async def _check_supported(
     ]
     judged = await judge_rows(samples, context.session, SUPPORT)
     values: dict[str, float | None] = {}
+    whole: dict[str, bool] = {}
     for view, row in zip(views, judged.samples, strict=True):
         result = row.results[REFERENCE_SUPPORT]
         values[view] = result.value
+        whole[view] = bool(result.claims) and all(c.verdict == "supported" for c in result.claims)
         figures[f"support_{view}"] = None if result.value is None else round(result.value, 4)
         if view == "all" and result.value is None:
             return Verdict(written, "unsupported", f"not judged: {result.status}", figures)
@@ -90,7 +93,7 @@ async def _check_supported(
         return Verdict(
             written, "unsupported", f"support {figures['support_all']} < {threshold}", figures
         )
-    alone = [v for v in ("first", "second") if (values.get(v) or 0.0) >= threshold]
+    alone = [v for v in ("first", "second") if whole.get(v, False)]
     if alone:
         return Verdict(
             written, "answerable_alone", f"the {alone[0]} chunk alone supports it", figures
@@ -101,18 +104,36 @@ async def _check_supported(
 async def _check_unanswered(
     written: Candidate, context: Context, figures: dict[str, float | None]
 ) -> Verdict:
-    """No chunk of the retriever's top 10 answers the question."""
+    """The RAG's own generator, given the retriever's top 10 chunks, writes no answer they
+    support: it declines, or what it writes is not supported (the reference-support judge
+    below ``answered_threshold``)."""
     (hits,) = await context.retriever.search([written.question], TOP_CHECKED)
-    texts = [context.chunks[h.chunk_id].text for h in hits]
+    texts = tuple(context.chunks[h.chunk_id].text for h in hits)
     if not texts:
         figures["answered"] = 0.0
         return Verdict(written, None, "no chunk shares a term with it", figures)
-    p, status = await answered_probability(
-        context.session.client, written.question, texts, written.language
+    session = context.session
+    made = await generate_answer(
+        session.generator, question=written.question, contexts=texts, language=written.language
     )
-    figures["answered"] = None if p is None else round(p, 4)
-    if p is None:
-        return Verdict(written, "failed", f"answered check: {status}", figures)
-    if p >= context.options.answered_threshold:
-        return Verdict(written, "answered_by_top10", f"P(answered) {p:.2f}", figures)
+    if made.answer is None:
+        return Verdict(written, "failed", f"answered check: {made.status}", figures)
+    sample = RagSample(
+        id=f"{written.id}/top10",
+        question=written.question,
+        answer=made.answer,
+        contexts=texts,
+        language=written.language,
+    )
+    (row,) = (await judge_rows([sample], session, SUPPORT)).samples
+    result = row.results[REFERENCE_SUPPORT]
+    if result.status == "no_claims":  # it declined: nothing to check
+        figures["answered"] = 0.0
+        return Verdict(written, None, "the generator declined", figures)
+    if result.value is None:
+        return Verdict(written, "failed", f"answered check: {result.status}", figures)
+    figures["answered"] = round(result.value, 4)
+    if result.value >= context.options.answered_threshold:
+        detail = f"answered {made.answer[:80]!r} (support {result.value:.2f})"
+        return Verdict(written, "answered_by_top10", detail, figures)
     return Verdict(written, None, "", figures)

@@ -44,10 +44,10 @@ class SynthOptions:
     duplicate_similarity: float = 0.7
     """A question this similar (token-bigram Jaccard) to an earlier kept one is dropped."""
     support_threshold: float = 0.5
-    """Least reference-support value a reference needs from its chunk(s); for multi-source, a
-    single chunk reaching it makes the question answerable alone."""
+    """Least reference-support value a reference needs from its chunk(s)."""
     answered_threshold: float = 0.5
-    """P(the top 10 answer it) at which an unanswerable question is dropped."""
+    """Support (by the top 10 chunks) of the generator's answer at which an unanswerable
+    question counts as answered and is dropped."""
     tries_per_question: int = 3
     """Candidates written at most per question asked for, before the job stops short."""
 

@@ -27,7 +27,7 @@ from rag_judge.data.eval_sets import QRELS_HEADER
 from rag_judge.jobs.synth.job import SynthRun
 from rag_judge.jobs.synth.options import SynthOptions
 from rag_judge.synth.candidates import FILTERS, KINDS, Verdict
-from rag_judge.synth.steps import ANSWERED_PROMPT, PROMPTS
+from rag_judge.synth.steps import PROMPTS
 
 REJECTS_FILE = "rejects.jsonl"
 
@@ -171,7 +171,7 @@ def _manifest(
             },
             "model": run.model,
             "prompts": sorted({v.candidate.prompt for v in run.verdicts if v.candidate.prompt}),
-            "prompt_ids": {**PROMPTS, "answered": ANSWERED_PROMPT},
+            "prompt_ids": dict(PROMPTS),
             "seed": options.seed,
             "chunking": dict(options.chunking),
             "passages": len(run.chunks),

@@ -84,7 +84,9 @@ def test_a_multi_source_question_must_need_both_chunks(tmp_path: Path) -> None:
 
 def test_an_unanswerable_question_must_not_be_answered_by_the_top_10(tmp_path: Path) -> None:
     context = _context(tmp_path)
-    assert _decide(context, "unanswerable", "peru.md#0").kept
+    declined = _decide(context, "unanswerable", "peru.md#0")
+    assert declined.kept
+    assert declined.detail == "the generator declined"
     answered = _decide(context, "unanswerable", "japan.txt#0")
     assert answered.rejected_by == "answered_by_top10"
     assert answered.figures["answered"] == 1.0
