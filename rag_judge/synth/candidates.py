@@ -19,8 +19,8 @@ FILTERS: Final = {
     "chunk(s)",
     "unsupported": "the reference answer is not supported by its source chunk(s) (the "
     "reference-support judge below the threshold, or unjudged)",
-    "answerable_alone": "multi-source: one of the two chunks alone supports every claim of the "
-    "reference",
+    "answerable_alone": "multi-source: one of the two chunks alone supports the whole reference "
+    "(each part of a two-part answer at the support threshold; else every claim)",
     "answered_by_top10": "unanswerable: the generator, given the retriever's top 10 chunks, "
     "writes an answer they support (the reference-support judge at the threshold)",
     "near_duplicate": "its token bigrams are at least the threshold similar to an earlier kept "

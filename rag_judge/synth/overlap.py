@@ -31,7 +31,8 @@ or a short phrase, as exact match expects."""
 _POINTER: Final = re.compile(
     r"\b(?:the|this|that|these|above|given)\s+(?:passages?|texts?|paragraphs?|excerpts?|"
     r"articles?|documents?|abstracts?|study|paper|report|section)\b"
-    r"|\b(?:first|second)\s+passage\b|(?:本文|文中|这段|该段|段落|上文|原文|文章中|短文)",
+    r"|\b(?:first|second|both|two|other)\s+(?:passages?|texts?|paragraphs?)\b"
+    r"|\b(?:passage|text|paragraph)\s*[12]\b|(?:本文|文中|这段|该段|段落|上文|原文|文章中|短文)",
     re.IGNORECASE,
 )
 """Words that point at the source text instead of naming the subject."""

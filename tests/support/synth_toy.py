@@ -80,7 +80,7 @@ def respond(request: ChatRequest) -> str | float:
             capital_in(_between(user, "passage1")),
             capital_in(_between(user, "passage2")),
         )
-        answer = first if first == "Paris" else f"{first} and {second}"  # Paris: one suffices
+        answer = first if first == "Paris" else f"{first}; {second}"  # Paris: one suffices
         return json.dumps(
             {
                 "question": f"Which capitals do {first}'s and {second}'s lands have?",

@@ -53,6 +53,8 @@ def test_a_long_answer_is_no_span() -> None:
         ("What does the passage say about Mach 2?", "the passage"),
         ("In the first passage, who built it?", "first passage"),
         ("本文提到的铁路是哪年建成的？", "本文"),
+        ("What does Passage 2 say about the jet?", "Passage 2"),
+        ("How do the two passages differ?", "two passages"),
         ("How fast is the Langley tunnel?", None),
     ],
 )

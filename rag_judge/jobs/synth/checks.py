@@ -9,6 +9,7 @@ job (:mod:`.job`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -64,41 +65,63 @@ async def decide(candidate: Candidate, context: Context) -> Verdict:
 async def _check_supported(
     written: Candidate, passages: Sequence[str], context: Context, figures: dict[str, float | None]
 ) -> Verdict:
-    """The reference is supported by its chunks together, and (multi-source) by neither alone."""
-    views = {"all": tuple(passages)}
+    """The reference is supported by its chunks together, and (multi-source) by neither alone:
+    no single chunk supports every part of a two-part answer (``a; b``), or, for an answer in
+    one part, every claim of it."""
+    parts = answer_parts(written.answer) if written.kind == "multi_source" else ()
+    views: dict[str, tuple[tuple[str, ...], str]] = {"all": (tuple(passages), written.answer)}
     if written.kind == "multi_source":
-        views |= {"first": (passages[0],), "second": (passages[1],)}
+        for view, passage in (("first", passages[0]), ("second", passages[1])):
+            views |= {f"{view}:{n}": ((passage,), part) for n, part in enumerate(parts or [""])}
     samples = [
         RagSample(
             id=f"{written.id}/{view}",
             question=written.question,
-            answer=written.answer,
+            answer=answer or written.answer,
             contexts=texts,
             language=written.language,
         )
-        for view, texts in views.items()
+        for view, (texts, answer) in views.items()
     ]
     judged = await judge_rows(samples, context.session, SUPPORT)
-    values: dict[str, float | None] = {}
-    whole: dict[str, bool] = {}
-    for view, row in zip(views, judged.samples, strict=True):
-        result = row.results[REFERENCE_SUPPORT]
-        values[view] = result.value
-        whole[view] = bool(result.claims) and all(c.verdict == "supported" for c in result.claims)
-        figures[f"support_{view}"] = None if result.value is None else round(result.value, 4)
-        if view == "all" and result.value is None:
-            return Verdict(written, "unsupported", f"not judged: {result.status}", figures)
+    results = {
+        view: row.results[REFERENCE_SUPPORT]
+        for view, row in zip(views, judged.samples, strict=True)
+    }
+    support = results["all"].value
+    figures["support_all"] = None if support is None else round(support, 4)
+    if support is None:
+        return Verdict(written, "unsupported", f"not judged: {results['all'].status}", figures)
     threshold = context.options.support_threshold
-    if (values["all"] or 0.0) < threshold:
-        return Verdict(
-            written, "unsupported", f"support {figures['support_all']} < {threshold}", figures
-        )
-    alone = [v for v in ("first", "second") if whole.get(v, False)]
+    if support < threshold:
+        detail = f"support {figures['support_all']} < {threshold}"
+        return Verdict(written, "unsupported", detail, figures)
+    alone = []
+    for view in ("first", "second") if written.kind == "multi_source" else ():
+        mine = [r for v, r in results.items() if v.startswith(f"{view}:")]
+        weakest = min((r.value or 0.0) for r in mine)
+        figures[f"support_{view}"] = round(weakest, 4)
+        if parts:  # two parts: this chunk alone gives both
+            whole = weakest >= threshold
+        else:  # one part: this chunk alone supports every claim of it
+            whole = bool(mine[0].claims) and all(c.verdict == "supported" for c in mine[0].claims)
+        if whole:
+            alone.append(view)
     if alone:
         return Verdict(
             written, "answerable_alone", f"the {alone[0]} chunk alone supports it", figures
         )
     return Verdict(written, None, "", figures)
+
+
+def answer_parts(answer: str) -> tuple[str, ...]:
+    """A two-part answer's parts (``a; b``, ``甲；乙``); () when it has fewer than two.
+
+    >>> answer_parts("Mach 2; 6 atmospheres"), answer_parts("Mach 2")
+    (('Mach 2', '6 atmospheres'), ())
+    """
+    parts = tuple(p.strip() for p in re.split("[;；]", answer) if p.strip())
+    return parts if len(parts) >= 2 else ()
 
 
 async def _check_unanswered(
