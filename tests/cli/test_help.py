@@ -28,6 +28,7 @@ COMMANDS = (
     "prompts validate",
     "prompts lock",
     "sweep",
+    "synth",
     "compare-retrievers",
     "compare-scores",
     "calibrate",
