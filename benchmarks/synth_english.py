@@ -1,7 +1,7 @@
 """A synthesized English eval set from a folder of English text, swept with the embedded model.
 
 Run as a user would: Cranfield's first 200 abstracts are written out as one ``.txt`` file each
-(title, blank line, abstract), then ``rag-judge synth`` writes a 64-question set from the folder
+(title, blank line, abstract), then ``rag-judge synth`` writes an 80-question set from the folder
 and ``rag-judge sweep`` sweeps it, both with the defaults but ``--ks 1,3,5,10`` (to keep the
 sweep under half an hour on two cores). The set, the sweep's summary and the times are committed:
 
@@ -25,7 +25,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 SET_DIR = RESULTS / "synth_english_set"
 SWEEP_DIR = RESULTS / "synth_english_sweep"
 ABSTRACTS = 200
-QUESTIONS = 64
+QUESTIONS = 80
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ sample of those paragraphs goes through ``synth_job`` (factual questions only, t
 ``cmrc2018_zh_chunked``, the embedded model), once with the copy filter and once without it.
 Then, over the whole 848-paragraph corpus cut the same way:
 
-- BM25 recall@1/@5/@10 by paragraph (a question's paragraph among the top k passages'),
+- BM25 recall@1/@5/@10 by paragraph (a question's paragraph among the top k passages'), and
+  answer hit@k (a top-k passage holds the reference answer: passages compete here),
 - the answer the embedded model writes from the top ``K`` passages, scored by exact match,
   answer F1 and the faithfulness and completeness judges,
 - how much each question copies its paragraph (token 3-gram overlap),
@@ -42,7 +43,7 @@ from rag_judge.jobs.synth.options import SynthOptions
 from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import chunk_corpus, chunker_from_spec
 from rag_judge.pipeline.generate import generate_answer
-from rag_judge.retrieval.by_k import doc_ranking
+from rag_judge.retrieval.by_k import doc_ranking, text_metrics
 from rag_judge.runtime.session import open_session
 from rag_judge.synth.overlap import copy_overlap
 
@@ -100,6 +101,11 @@ async def main(paragraphs: int, k: int) -> None:
     retriever = BM25Retriever.build(chunks)
     for rows in sets.values():
         found = await retriever.search([r["question"] for r in rows.values()], max(KS))
+        rankings = {p: [h.chunk_id for h in hits] for p, hits in zip(rows, found, strict=True)}
+        references = {p: row["answers"][0] for p, row in rows.items()}
+        by_text, _ = text_metrics(rankings, texts, references, KS)
+        for (paragraph, k_), values in by_text.items():
+            rows[paragraph][f"answer_hit@{k_}"] = values["text_hit_rate"]
         for (paragraph, row), hits in zip(rows.items(), found, strict=True):
             ranked = doc_ranking([h.chunk_id for h in hits], doc_of)
             for cut in KS:
@@ -160,7 +166,13 @@ def _rejected(verdicts: Sequence[Any]) -> dict[str, int]:
     return found
 
 
-MEASURES = (*(f"recall@{k}" for k in KS), *JUDGED, "overlap", "overlap>0.5")
+MEASURES = (
+    *(f"recall@{k}" for k in KS),
+    *(f"answer_hit@{k}" for k in KS),
+    *JUDGED,
+    "overlap",
+    "overlap>0.5",
+)
 
 
 def _report(record: dict[str, Any]) -> str:
@@ -176,8 +188,10 @@ def _report(record: dict[str, Any]) -> str:
         f"{record['seconds'] / 60:.1f} min in all.",
         "",
         "Retrieval: BM25 over all 848 paragraphs cut into sentence windows (cmrc2018_zh_chunked's "
-        "chunking); recall@k = the question's paragraph is among the top k passages'. Answers: "
-        f"the embedded model from the top {record['k']} passages; exact match and answer F1 "
+        "chunking); recall@k = the question's paragraph is among the top k passages'; "
+        "answer_hit@k = a top-k passage holds the question's reference answer (n-gram "
+        "coverage 0.5, the sweep's text_hit_rate; a question no passage covers is left out). "
+        f"Answers: the embedded model from the top {record['k']} passages; exact match and answer F1 "
         "against the question's reference(s); faithfulness and completeness by the embedded "
         "judge (scoring path). Overlap: share of the question's character 3-grams found in its "
         "paragraph. Difference = synthetic - human on the paragraphs both have, with a 95% "
