@@ -2,7 +2,7 @@
 
 Run as a user would: Cranfield's first 200 abstracts are written out as one ``.txt`` file each
 (title, blank line, abstract), then ``rag-judge synth`` writes an 80-question set from the folder
-and ``rag-judge sweep`` sweeps it, both with the defaults but ``--ks 1,3,5,10`` and the judges
+and ``rag-judge sweep`` sweeps it, both with the defaults but ``--ks 1,3,5`` and the judges
 of the default objective plus the reference matches and context recall (answer relevancy, which
 writes three reverse questions per answer and k, would double the sweep's time on two cores).
 A set already written is swept again without being rewritten (its synth time is the
@@ -50,7 +50,7 @@ def main() -> None:
     )
     started = time.monotonic()
     sweep = _run(
-        ["sweep", str(SET_DIR), "-o", str(SWEEP_DIR), "--ks", "1,3,5,10", "--metrics", METRICS]
+        ["sweep", str(SET_DIR), "-o", str(SWEEP_DIR), "--ks", "1,3,5", "--metrics", METRICS]
     )
     times["sweep_seconds"] = round(time.monotonic() - started, 1)
     record = {"machine": machine, "abstracts": ABSTRACTS, "questions": QUESTIONS, **times}
@@ -61,7 +61,7 @@ def main() -> None:
         f"{machine['usable_cores']} cores, {machine['date_utc']}.\n\n"
         f"`rag-judge synth` ({ABSTRACTS} abstracts, {QUESTIONS} questions): "
         f"{times['synth_seconds'] / 60:.1f} min.\n\n```\n{synth}\n```\n\n"
-        f"`rag-judge sweep --ks 1,3,5,10 --metrics {METRICS}`: "
+        f"`rag-judge sweep --ks 1,3,5 --metrics {METRICS}`: "
         f"{times['sweep_seconds'] / 60:.1f} min.\n\n"
         f"{sweep}\n"
     )
