@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.types import RagSample
 from rag_judge.jobs.score.options import ScoreOptions
 from rag_judge.jobs.score.result import EvaluationResult
 from rag_judge.jobs.score.run import judge_rows
 from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
-from rag_judge.runtime.executors.batched import Stage, run_batched
+from rag_judge.runtime.executors.batched import Stage, run_on_judge_batched
 from rag_judge.runtime.session import Session
 
 
@@ -45,21 +44,16 @@ async def score_job(
     incomplete by design) and of every poll. Ray: of every row and the counts across workers.
     """
     if isinstance(executor, Batch):
-        real = session.client
 
-        async def job(clients: tuple[ModelClient, ...]) -> EvaluationResult:
-            (client,) = clients
-            final = client is real
-            return await judge_rows(
-                samples, session.using(client), options, events if final else QUIET
-            )
+        async def work(view: Session, final: bool) -> EvaluationResult:
+            return await judge_rows(samples, view, options, events if final else QUIET)
 
-        run = await run_batched(
-            job,
-            [real],
+        run = await run_on_judge_batched(
+            work,
+            session,
             state_path=executor.state_path,
-            on_poll=events.polled,
             poll_seconds=executor.poll_seconds,
+            on_poll=events.polled,
         )
         return ScoreRun(run.result, run.stages)
     if isinstance(executor, OnRay):

@@ -17,7 +17,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
 from rag_judge.core.language import detect_language
 from rag_judge.core.types import Document
@@ -27,7 +26,7 @@ from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import Chunk, chunk_corpus, chunker_from_spec
 from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
-from rag_judge.runtime.executors.batched import Stage, run_batched
+from rag_judge.runtime.executors.batched import Stage, run_on_judge_batched
 from rag_judge.runtime.session import Session
 from rag_judge.synth.candidates import KINDS, Candidate, Kind, Verdict
 from rag_judge.synth.overlap import similarity
@@ -80,21 +79,16 @@ async def synth_job(
     ``events`` hears of each candidate's verdict (``finished``) after ``started(questions)``."""
     chunks = cut(documents, options)
     if isinstance(executor, Batch):
-        real = session.client
 
-        async def job(clients: tuple[ModelClient, ...]) -> SynthRun:
-            (client,) = clients
-            final = client is real
-            return await _synthesize(
-                chunks, session.using(client), options, events if final else QUIET
-            )
+        async def work(view: Session, final: bool) -> SynthRun:
+            return await _synthesize(chunks, view, options, events if final else QUIET)
 
-        run = await run_batched(
-            job,
-            [real],
+        run = await run_on_judge_batched(
+            work,
+            session,
             state_path=executor.state_path,
-            on_poll=events.polled,
             poll_seconds=executor.poll_seconds,
+            on_poll=events.polled,
         )
         return replace(run.result, stages=tuple(run.stages))
     on_ray = executor if isinstance(executor, OnRay) else None
