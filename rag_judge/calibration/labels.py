@@ -13,6 +13,10 @@ Label kinds: ``binary`` (1 = supported, 0 = unsupported; JSON true/false, 0/1, o
 Named classes go through a ``mapping`` (e.g. ``{"attributable": 1, "not_attributable": 0,
 "generic": None}``); a class mapped to None is excluded and listed in ``excluded``, never
 dropped silently. Ids may be strings or integers (read as their decimal string).
+
+A labelling log (what ``rag-judge label`` writes, :mod:`rag_judge.calibration.label_log`: its
+lines carry ``sampling``) is folded first: the last event per id counts, undone and skipped
+rows are no labels, and its per-claim labels are read with ``level="claim"``.
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rag_judge.calibration.label_log import LabelLog, fold_label_rows, is_label_log
 from rag_judge.core.errors import InputError
-from rag_judge.data.readers import Where, numbered_records, read_jsonl
+from rag_judge.data.readers import Row, Where, numbered_records, read_jsonl
 
 LabelKind = Literal["binary", "ordinal", "continuous"]
 """How to read and check a label value."""
@@ -103,7 +108,10 @@ def read_human_labels(
         InputError: Naming file:line and field, for a missing or malformed id, claim or label,
             a label outside the kind or the mapping, or an id (and claim) labelled twice.
     """
-    return _parse_labels(read_jsonl(path), str(path), kind, mapping, level, label_field)
+    rows = list(read_jsonl(path))
+    if is_label_log(record for _, record in rows):
+        rows = _folded(fold_label_rows(rows), level, label_field)
+    return _parse_labels(iter(rows), str(path), kind, mapping, level, label_field)
 
 
 def human_labels_from_records(
@@ -185,6 +193,25 @@ def _parse_labels(
             raise where.error("claim_text must be a string", "claim_text")
         labels.append(HumanLabel(id_, claim, value, line, text))
     return HumanLabels(source, kind, level, tuple(labels), tuple(excluded))
+
+
+def _folded(log: LabelLog, level: LabelLevel, label_field: str) -> list[Row]:
+    """A folded labelling log as plain label rows, each at its standing event's line."""
+    if level == "sample":
+        return [
+            (row.where, {"id": row.id, label_field: row.label})
+            for row in log.rows
+            if row.label is not None
+        ]
+    return [
+        (
+            row.where,
+            {"id": row.id, "claim": c.claim, label_field: c.label, "claim_text": c.claim_text},
+        )
+        for row in log.rows
+        if row.label is not None
+        for c in row.claims
+    ]
 
 
 def _read_id(record: Mapping[str, Any], field: str, where: Where) -> str:
