@@ -12,6 +12,7 @@ from rag_judge.cli.calibrate import calibrate_command
 from rag_judge.cli.compare import compare_retrievers_command
 from rag_judge.cli.compare_scores import compare_scores_command
 from rag_judge.cli.judging import models, prompts, score
+from rag_judge.cli.label import label_command
 from rag_judge.cli.retrieval import compare, measures, retrieval
 from rag_judge.cli.serve import serve
 from rag_judge.cli.sweep import sweep
@@ -36,6 +37,7 @@ for command in (
     synth,
     compare_retrievers_command,
     calibrate_command,
+    label_command,
     serve,
 ):
     main.add_command(command)

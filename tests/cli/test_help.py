@@ -32,6 +32,7 @@ COMMANDS = (
     "compare-retrievers",
     "compare-scores",
     "calibrate",
+    "label",
     "serve",
 )
 
