@@ -102,7 +102,7 @@ def _open_store(
     how = "" if plan.sampling.seed is None else f", {plan.sampling.strategy}, seed {seed}"
     said = f"labelling {len(plan.ids)} of {population} scored rows of {scores} ({name}{how})"
     left_out = [(plan.unscored, "without a value"), (plan.not_judged, f"without {name}")]
-    said += "".join(f"; {n} rows {why} not offered" for n, why in left_out if n)
+    said += "".join(f"; {_rows(n)} {why} not offered" for n, why in left_out if n)
     click.echo(said, err=True)
     if store.repaired:
         click.echo(f"{output}: dropped a last line cut off mid-write (never saved)", err=True)
@@ -135,6 +135,10 @@ def _serve(store: LabelStore, port: int, *, open_browser: bool) -> None:
 def _progress(store: LabelStore) -> str:
     log, total = store.log, len(store.plan.ids)
     return f"{len(log.labels)} of {total} labelled, {len(log.skipped)} skipped"
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
 
 
 def _login() -> str:
