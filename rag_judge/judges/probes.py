@@ -29,6 +29,8 @@ from rag_judge.backends.types import ChatRequest
 from rag_judge.backends.wrapper.client import ModelClient, parse_structured
 from rag_judge.core.types import ClaimVerdict, VerdictLabel
 from rag_judge.judges.evidence import Focused, focus
+from rag_judge.judges.fences import fenced
+from rag_judge.judges.few_shot import NO_EXAMPLES, ExampleTurns
 from rag_judge.judges.lexical import coverage, grounded_in, unstated_facts
 from rag_judge.judges.scoring import support_probability
 from rag_judge.judges.segment import (
@@ -53,17 +55,6 @@ STATEMENT_AT: Final = 0.5
 """A segment is a claim to check when P(it states something) reaches this."""
 REASON_TOKENS: Final = 48
 """Budget of a one-line reason."""
-_FENCES: Final = ("passages", "claim", "answer", "sentence")
-"""The data tags of the scoring prompts."""
-
-
-def fenced(text: str) -> str:
-    """Data that cannot close the prompt's data tags: ``</claim>`` in an answer becomes
-    ``‹/claim›``, so text inside a tag can never pass for the prompt's own words."""
-    for name in _FENCES:
-        for tag in (f"<{name}>", f"</{name}>"):
-            text = text.replace(tag, tag.replace("<", "‹").replace(">", "›"))
-    return text
 
 
 def claims_without_model(question: str | None, text: str) -> list[str] | None:
@@ -164,15 +155,23 @@ async def score_claims(
     claims: Sequence[str],
     language: str,
     reasons: bool = True,
+    examples: ExampleTurns = NO_EXAMPLES,
 ) -> Outcome[list[ClaimVerdict]]:
-    """A verdict per claim from P(supported) (and P(contradicted) where that is low)."""
+    """A verdict per claim from P(supported) (and P(contradicted) where that is low).
+
+    ``examples`` (worked examples of the support check) go before the passages in every call
+    here, the contradiction and reason calls too, so all of them share one prefix.
+    """
     shown = focus(passages, " ".join(claims))
     fragment = _fragment(claims, question)
     verdicts: list[ClaimVerdict] = []
     signals: list[dict[str, Any]] = []
     cost = Cost()
     for claim in claims:
-        found = await _probe(client, shown.passages, question, claim, language, as_answer=fragment)
+        found = await _probe(
+            client, shown.passages, question, claim, language,
+            as_answer=fragment, examples=examples,
+        )  # fmt: skip
         cost += found.cost
         if not found.ok or found.value is None:
             return Outcome(None, found.status, found.error, cost)
@@ -181,6 +180,7 @@ async def score_claims(
         judged = await _verdict(
             client, shown.passages, question, claim, language,
             p_supported(signal), reasons=reasons, missing=signal.get("unstated", []),
+            examples=examples,
         )  # fmt: skip
         cost += judged.cost
         if not judged.ok or judged.value is None:
@@ -259,14 +259,16 @@ async def _probe(
     language: str,
     *,
     as_answer: bool = False,
+    examples: ExampleTurns = NO_EXAMPLES,
 ) -> Outcome[float]:
     """The model's P(yes) that the passages support the claim: one token. A fragment answering
     the question ("光荣和ω-force") is asked as an answer ("does it answer the question
     correctly?"): as a statement it asserts nothing, and any span of the passage would pass."""
     prompt_id = "claims/answer" if as_answer else "claims/support"
     support = load_prompt(prompt_id, language)
-    probed = await client.yes_probability(_support_request(support, passages, question, claim))
-    cost = Cost(1, probed.usage, (support.ref,))
+    request = examples.apply(_support_request(support, passages, question, claim))
+    probed = await client.yes_probability(request)
+    cost = Cost(1, probed.usage, (support.ref, *examples.refs))
     if probed.status != "ok" or probed.p_yes is None:
         return Outcome(None, probed.status, probed.error, cost)
     return Outcome(probed.p_yes, cost=cost)
@@ -282,6 +284,7 @@ async def _verdict(
     *,
     reasons: bool,
     missing: Sequence[str] = (),
+    examples: ExampleTurns = NO_EXAMPLES,
 ) -> Outcome[ClaimVerdict]:
     """The claim's label from P(supported); if it is not supported, P(contradicted) on the
     same prefix tells contradicted from not mentioned, and a reason is written on demand (or,
@@ -290,8 +293,9 @@ async def _verdict(
         verdict = ClaimVerdict(claim=claim, verdict="supported", support_probability=p_supported)
         return Outcome(verdict)
     contradict = load_prompt("claims/contradict", language)
-    probed = await client.yes_probability(_support_request(contradict, passages, question, claim))
-    cost = Cost(1, probed.usage, (contradict.ref,))
+    request = examples.apply(_support_request(contradict, passages, question, claim))
+    probed = await client.yes_probability(request)
+    cost = Cost(1, probed.usage, (contradict.ref, *examples.refs))
     if probed.status != "ok" or probed.p_yes is None:
         return Outcome(None, probed.status, probed.error, cost)
     label: VerdictLabel = "contradicted" if probed.p_yes >= CONTRADICTED_AT else "not_mentioned"
@@ -301,8 +305,8 @@ async def _verdict(
     elif reasons:
         explain = load_prompt("claims/reason", language)
         request = _support_request(explain, passages, question, claim, max_tokens=REASON_TOKENS)
-        said = await client.chat(request)
-        cost += Cost(1, said.usage, (explain.ref,))
+        said = await client.chat(examples.apply(request))
+        cost += Cost(1, said.usage, (explain.ref, *examples.refs))
         reason = _one_line(said.text) if said.status == "ok" and said.text else ""
     verdict = ClaimVerdict(
         claim=claim, verdict=label, reason=reason, support_probability=p_supported

@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.types import ClaimVerdict, JudgeStatus, Usage
+from rag_judge.judges.few_shot import NO_EXAMPLES, ExampleTurns
 from rag_judge.prompts.schemas import ClaimChecks, ClaimList, ReverseQuestions
 from rag_judge.prompts.templates import load_prompt
 
@@ -75,6 +76,8 @@ async def verify_claims(
     claims: Sequence[str],
     language: str,
     probabilities: bool = False,
+    examples: ExampleTurns = NO_EXAMPLES,
+    support_examples: ExampleTurns = NO_EXAMPLES,
 ) -> Outcome[list[ClaimVerdict]]:
     """A verdict per claim against the numbered passages, naming every supporting passage.
 
@@ -83,12 +86,16 @@ async def verify_claims(
     again once on its own batch; still missing, the step is a ``parse_error``. With
     ``probabilities``, each claim also gets P(supported) from a yes/no log-probability call
     that shares the passages prefix (cheap on llama.cpp, which reuses its KV cache).
+    ``examples`` (worked examples as earlier turns) go before the verification calls,
+    ``support_examples`` before the P(supported) calls.
     """
     verdicts: dict[int, ClaimVerdict] = {}
     cost = Cost()
     for pending in _batches(list(range(len(claims)))):
         for _ in range(2):  # the batch, then whatever the model skipped, once
-            found, outcome = await _check_batch(client, passages, claims, pending, language)
+            found, outcome = await _check_batch(
+                client, passages, claims, pending, language, examples
+            )
             cost += outcome.cost
             if outcome.status != "ok":
                 return Outcome(None, outcome.status, outcome.error, cost)
@@ -102,8 +109,9 @@ async def verify_claims(
     ordered = [verdicts[i] for i in range(len(claims))]
     if probabilities and ordered:
         scored, prob_cost = await support_probabilities(
-            client, passages=passages, verdicts=ordered, language=language
-        )
+            client, passages=passages, verdicts=ordered, language=language,
+            examples=support_examples,
+        )  # fmt: skip
         return Outcome(scored, cost=cost + prob_cost)
     return Outcome(ordered, cost=cost)
 
@@ -114,12 +122,13 @@ async def _check_batch(
     claims: Sequence[str],
     indices: list[int],
     language: str,
+    examples: ExampleTurns = NO_EXAMPLES,
 ) -> tuple[dict[int, ClaimVerdict], Outcome[None]]:
     prompt = load_prompt("claims/verify", language)
     batch = [claims[i] for i in indices]
     request = prompt.request(passages=list(passages), claims=batch, max_tokens=96 + 96 * len(batch))
-    result = await client.structured(request, ClaimChecks)
-    cost = Cost(1 + int(result.repaired), result.usage, (prompt.ref,))
+    result = await client.structured(examples.apply(request), ClaimChecks)
+    cost = Cost(1 + int(result.repaired), result.usage, (prompt.ref, *examples.refs))
     if result.status != "ok" or result.value is None:
         return {}, Outcome(None, result.status, result.error, cost)
     found: dict[int, ClaimVerdict] = {}
@@ -137,15 +146,22 @@ async def _check_batch(
 
 
 async def support_probabilities(
-    client: ModelClient, *, passages: Sequence[str], verdicts: Sequence[ClaimVerdict], language: str
+    client: ModelClient,
+    *,
+    passages: Sequence[str],
+    verdicts: Sequence[ClaimVerdict],
+    language: str,
+    examples: ExampleTurns = NO_EXAMPLES,
 ) -> tuple[list[ClaimVerdict], Cost]:
     """Add P(supported) to each verdict; a failed call leaves that claim's probability None."""
     prompt = load_prompt("claims/support", language)
-    cost = Cost(prompts=(prompt.ref,))
+    cost = Cost(prompts=(prompt.ref, *examples.refs))
     scored = []
     for verdict in verdicts:
         result = await client.yes_probability(
-            prompt.request(passages=list(passages), question="", claim=verdict.claim)
+            examples.apply(
+                prompt.request(passages=list(passages), question="", claim=verdict.claim)
+            )
         )
         cost += Cost(1, result.usage)
         scored.append(verdict.model_copy(update={"support_probability": result.p_yes}))

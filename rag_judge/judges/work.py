@@ -15,9 +15,11 @@ from typing import Any, Literal, TypeVar, cast
 from rag_judge.backends.registry import provider_of
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+from rag_judge.calibration.few_shot import WorkedExample
 from rag_judge.core.language import language_name
 from rag_judge.core.types import ClaimVerdict, RagSample
 from rag_judge.judges import probes, steps
+from rag_judge.judges.few_shot import NO_EXAMPLES, support_turns, verify_turns
 from rag_judge.judges.scoring import NoncommittalPolicy
 from rag_judge.judges.steps import Outcome
 from rag_judge.prompts.schemas import ReverseQuestions
@@ -58,6 +60,9 @@ class JudgeOptions:
     """``score`` or ``generate``; None: by backend (:func:`default_mode`)."""
     reasons: bool = True
     """``score`` mode: a one-line reason for every claim that ends unsupported."""
+    few_shot: tuple[WorkedExample, ...] = ()
+    """Worked examples (claim, evidence, a person's verdict) put before the passages when the
+    answer's claims are checked against them (faithfulness; noise sensitivity shares it)."""
 
 
 class SampleWork:
@@ -110,7 +115,8 @@ class SampleWork:
     async def answer_vs_contexts(self) -> Outcome[list[ClaimVerdict]]:
         """The answer's claims checked against the contexts (faithfulness grid)."""
         return await self._once(
-            "answer_vs_contexts", lambda: self._verify(self.answer_claims(), self._contexts())
+            "answer_vs_contexts",
+            lambda: self._verify(self.answer_claims(), self._contexts(), examples=True),
         )
 
     async def reference_vs_contexts(self) -> Outcome[list[ClaimVerdict]]:
@@ -178,14 +184,21 @@ class SampleWork:
         )
 
     async def _verify(
-        self, claims: Awaitable[Outcome[list[str]]], passages: list[str], *, by_k: bool = False
+        self,
+        claims: Awaitable[Outcome[list[str]]],
+        passages: list[str],
+        *,
+        by_k: bool = False,
+        examples: bool = False,
     ) -> Outcome[list[ClaimVerdict]]:
+        """The claims checked against the passages (``examples``: with the worked examples
+        of :attr:`JudgeOptions.few_shot`, if any)."""
         extracted = await claims
+        shots = self.options.few_shot if examples else ()
         if not extracted.ok or not extracted.value:
             return Outcome([] if extracted.ok else None, extracted.status, extracted.error)
-        if self.mode == "score":
-            score = probes.score_claims_by_k if by_k else probes.score_claims
-            return await score(
+        if self.mode == "score" and by_k:
+            return await probes.score_claims_by_k(
                 self.client,
                 passages=passages,
                 question=self.sample.question,
@@ -193,12 +206,24 @@ class SampleWork:
                 language=self.prompt_language,
                 reasons=self.options.reasons,
             )
+        if self.mode == "score":
+            return await probes.score_claims(
+                self.client,
+                passages=passages,
+                question=self.sample.question,
+                claims=extracted.value,
+                language=self.prompt_language,
+                reasons=self.options.reasons,
+                examples=support_turns(shots, self.prompt_language) if shots else NO_EXAMPLES,
+            )
         return await steps.verify_claims(
             self.client,
             passages=passages,
             claims=extracted.value,
             language=self.prompt_language,
             probabilities=self.options.support_probability,
+            examples=verify_turns(shots, self.prompt_language) if shots else NO_EXAMPLES,
+            support_examples=support_turns(shots, self.prompt_language) if shots else NO_EXAMPLES,
         )
 
     async def _once(self, name: str, start: Callable[[], Awaitable[V]]) -> V:

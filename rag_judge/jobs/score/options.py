@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import get_args
 
+from rag_judge.calibration.few_shot import WorkedExample
 from rag_judge.core.errors import InputError
 from rag_judge.judges import DEFAULT_METRICS, Judge, JudgeOptions, get_judges
 from rag_judge.judges.scoring import NoncommittalPolicy
@@ -38,9 +39,15 @@ class ScoreOptions:
     """Judge every row this many times, to measure the judge's own noise."""
     repeat_temperature: float = REPEAT_TEMPERATURE
     """The sampling temperature of the repeats (1 repeat: unused)."""
+    few_shot: tuple[WorkedExample, ...] = ()
+    """Worked examples for the check of the answer's claims against the passages
+    (:mod:`rag_judge.calibration.few_shot`); none by default."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metrics", tuple(self.metrics))
+        object.__setattr__(self, "few_shot", tuple(self.few_shot))
+        if not all(isinstance(e, WorkedExample) for e in self.few_shot):
+            raise InputError("must be WorkedExample records", field="few_shot")
         get_judges(list(self.metrics) or None)  # an unknown name fails now
         if self.mode is not None and self.mode not in get_args(JudgeMode):
             raise InputError(
@@ -80,4 +87,5 @@ class ScoreOptions:
             support_probability=default_mode(model) == "score" if support is None else support,
             mode=mode,
             reasons=self.reasons,
+            few_shot=self.few_shot,
         )

@@ -14,6 +14,7 @@ from typing import Any
 from rag_judge.backends.protocol import EmbeddingBackend
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+from rag_judge.calibration.few_shot import WorkedExample, read_examples
 from rag_judge.core.language import detect_language
 from rag_judge.core.types import RagSample
 from rag_judge.data.samples import load_samples
@@ -61,6 +62,7 @@ async def aevaluate(
     reasons: bool = True,
     repeats: int = 1,
     repeat_temperature: float = REPEAT_TEMPERATURE,
+    few_shot: Sequence[WorkedExample] | str | Path | None = None,
     limit: int | None = None,
     settings: Settings | None = None,
     client: ModelClient | None = None,
@@ -93,6 +95,9 @@ async def aevaluate(
             row then records every repeat's value, and the summary's interval is a two-level
             bootstrap (rows, then repeats) with the judge's run-to-run spread beside it.
         repeat_temperature: The sampling temperature of the repeats (1 repeat: unused).
+        few_shot: Worked examples (or the JSON Lines file of ``rag-judge few-shot``) put
+            before the passages when the answer's claims are checked (faithfulness); each
+            result then lists ``few_shot#<hash>`` among its prompts.
         limit: Judge only the first ``limit`` rows.
         settings: Explicit settings instead of arguments/environment/config file.
         client: A ready :class:`ModelClient` (tests, custom backends); overrides ``model``.
@@ -109,6 +114,7 @@ async def aevaluate(
         reasons=reasons,
         repeats=repeats,
         repeat_temperature=repeat_temperature,
+        few_shot=_examples(few_shot),
     )
     chosen = settings or load_settings(
         {"model": model, "embeddings": embeddings, "base_url": base_url, "concurrency": concurrency}
@@ -120,6 +126,17 @@ async def aevaluate(
         chosen, cache=store, client=client, embedder=embedder, embeddings=embeddings
     )
     return await judge_rows(samples, session, options, Callbacks(finished=progress))
+
+
+def _examples(
+    few_shot: Sequence[WorkedExample] | str | Path | None,
+) -> tuple[WorkedExample, ...]:
+    """The worked examples given, read from their file when a path is given."""
+    if few_shot is None:
+        return ()
+    if isinstance(few_shot, str | Path):
+        return read_examples(few_shot)
+    return tuple(few_shot)
 
 
 async def judge_rows(
