@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from starlette.applications import Starlette
 
+from rag_judge.core.errors import InputError
+
 HOST = "127.0.0.1"
 
 
@@ -15,15 +17,18 @@ def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1 (``port`` 0: any free port).
 
     Raises:
-        OSError: the port is taken or not ours to use.
+        InputError: the port is taken or not ours to use.
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.bind((HOST, port))
         sock.listen(64)
-    except OSError:
+    except OSError as error:
         sock.close()
-        raise
+        raise InputError(
+            f"cannot serve on {HOST}:{port}: {error.strerror or error}; give another --port "
+            "(0: any free one)"
+        ) from None
     return sock
 
 

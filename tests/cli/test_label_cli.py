@@ -114,5 +114,5 @@ def test_a_taken_port_is_one_line(scores: Path, tmp_path: Path) -> None:
         port = str(taken.getsockname()[1])
         result = run(str(scores), "-o", str(tmp_path / "l.jsonl"), "--port", port, "--no-browser")
     assert result.exit_code == 2, result.output
-    assert "error:" in result.output
+    assert f"error: cannot serve on 127.0.0.1:{port}: Address already in use" in result.output
     assert "Traceback" not in result.output
