@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 from importlib.resources import files
+from types import MappingProxyType
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,22 +24,26 @@ from rag_judge.calibration.label_log import ClaimLabel
 from rag_judge.labelling.store import LabelStore, Refused
 
 STATIC = files("rag_judge.labelling") / "static"
-ASSETS = {
-    "": ("label.html", "text/html"),
-    "label.js": ("label.js", "text/javascript"),
-    "label.css": ("label.css", "text/css"),
-}
+ASSETS = MappingProxyType(
+    {
+        "": ("label.html", "text/html"),
+        "label.js": ("label.js", "text/javascript"),
+        "label.css": ("label.css", "text/css"),
+    }
+)
 """Path under the token → (file in ``static/``, media type)."""
-HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
+HEADERS = MappingProxyType(
+    {
+        "Content-Security-Policy": (
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+            "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        ),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "X-Frame-Options": "DENY",
+        "Cache-Control": "no-store",
+    }
+)
 """Sent with every response, the 403s included."""
 NOTE_LIMIT = 10_000
 """Characters a note may hold."""
@@ -68,6 +73,8 @@ def label_app(store: LabelStore, token: str) -> Starlette:
             return JSONResponse({"error": refused.message, "state": state_of(store)}, 409)
         except ValueError as error:
             return JSONResponse({"error": str(error)}, 400)
+        except OSError as error:  # a full disk: the page must not move on as if kept
+            return JSONResponse({"error": f"the label was not saved: {error}"}, 500)
         return JSONResponse(state_of(store))
 
     async def undo(request: Request) -> Response:
@@ -75,6 +82,8 @@ def label_app(store: LabelStore, token: str) -> Starlette:
             store.undo()
         except Refused as refused:
             return JSONResponse({"error": refused.message, "state": state_of(store)}, 409)
+        except OSError as error:
+            return JSONResponse({"error": f"the undo was not saved: {error}"}, 500)
         return JSONResponse(state_of(store))
 
     routes = [Route(f"/{token}/{path}", asset) for path in ASSETS]
@@ -100,7 +109,18 @@ def state_of(store: LabelStore) -> dict[str, Any]:
         "position": None if next_id is None else plan.ids.index(next_id) + 1,
         "can_undo": bool(log.order),
         "row": None if next_id is None else plan.rows[next_id],
+        "taken_back": None if next_id is None else _taken_back(store, next_id),
     }
+
+
+def _taken_back(store: LabelStore, id_: str) -> dict[str, Any] | None:
+    """The label of this row undone in this session (its note and claim labels), to offer
+    again; None when there is none."""
+    row = store.undone.get(id_)
+    if row is None:
+        return None
+    claims = [{"claim": c.claim, "label": c.label} for c in row.claims]
+    return {"label": row.label, "note": row.note, "claims": claims}
 
 
 def _label_request(body: Any) -> tuple[str, int | None, str, list[ClaimLabel]]:

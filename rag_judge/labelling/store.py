@@ -8,11 +8,13 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from rag_judge.calibration.label_log import (
     ClaimLabel,
     LabelLog,
+    RowLabel,
     Sampling,
     fold_label_log,
     fold_label_rows,
@@ -24,7 +26,9 @@ from rag_judge.core.errors import InputError
 from rag_judge.data.readers import Where, read_jsonl
 from rag_judge.labelling.plan import ALL, LabelPlan
 
-OPTION = {"strategy": "--strategy", "seed": "--seed", "sample": "--sample", "scores": "SCORES"}
+OPTION = MappingProxyType(
+    {"strategy": "--strategy", "seed": "--seed", "sample": "--sample", "scores": "SCORES"}
+)
 """The command-line option behind each sampling field, to say what differs on a resume."""
 
 
@@ -63,6 +67,8 @@ class LabelStore:
         self.log = fold_label_rows(self._events)
         check_resume(self.log, plan, path)
         self._lock = threading.Lock()
+        self.undone: dict[str, RowLabel] = {}
+        """The labels taken back in this session, by id: the page offers them again."""
 
     @property
     def next_id(self) -> str | None:
@@ -104,8 +110,10 @@ class LabelStore:
             if not self.log.order:
                 raise Refused("nothing to undo")
             id_ = self.log.order[-1]
+            taken_back = next(row for row in self.log.rows if row.id == id_)
             event = undo_event(id_, annotator=self.annotator, sampling=self.plan.sampling)
             self._append(event)
+            self.undone[id_] = taken_back
             return id_
 
     def _append(self, event: dict[str, Any]) -> None:

@@ -252,3 +252,25 @@ def test_calibrate_reads_the_labels_written(client: TestClient, store: LabelStor
     assert [(h.id, h.value) for h in labels.labels] == [("r1", 1.0), ("r2", 0.0)]
     by_claim = read_human_labels(store.path, "binary", level="claim")
     assert [(h.id, h.claim, h.value) for h in by_claim.labels] == [("r1", 0, 1.0)]
+
+
+def test_an_undone_label_is_offered_again_with_its_note_and_claims(client: TestClient) -> None:
+    label(client, "r1", 0, note="half true", claims=[{"claim": 0, "label": 0}])
+    state = client.post(f"/{TOKEN}/api/undo", json={}).json()
+    assert state["row"]["id"] == "r1"
+    assert state["taken_back"] == {
+        "label": 0,
+        "note": "half true",
+        "claims": [{"claim": 0, "label": 0}],
+    }
+    assert label(client, "r1", 1).json()["taken_back"] is None  # r2 was never labelled
+
+
+def test_a_label_that_cannot_be_written_is_not_taken_for_kept(
+    client: TestClient, store: LabelStore
+) -> None:
+    store.path.mkdir()  # the log's path is a folder now: appending fails
+    response = label(client, "r1", 1)
+    assert response.status_code == 500
+    assert "the label was not saved" in response.json()["error"]
+    assert store.next_id == "r1"

@@ -150,10 +150,15 @@ def test_label_with_the_keyboard_through_a_kill_and_a_resume(
     expect(row_id).to_have_text("r2")
     page.keyboard.press("n")
     expect(row_id).to_have_text("r4", timeout=WAIT * 1000)
+    page.keyboard.press("t")
+    page.keyboard.type("unsure")
+    page.keyboard.press("Escape")
     page.keyboard.press("k")  # skip
     expect(row_id).to_have_text("r5", timeout=WAIT * 1000)
-    page.keyboard.press("u")  # undo the skip: back to r4
+    expect(page.locator("#note")).to_have_value("")
+    page.keyboard.press("u")  # undo the skip: back to r4, its note offered again
     expect(row_id).to_have_text("r4", timeout=WAIT * 1000)
+    expect(page.locator("#note")).to_have_value("unsure")
     expect(progress).to_contain_text("2 of 4 labelled")
     page.keyboard.press("1")
     expect(row_id).to_have_text("r5", timeout=WAIT * 1000)
@@ -172,7 +177,7 @@ def test_label_with_the_keyboard_through_a_kill_and_a_resume(
 
     log = read_label_log(labels)
     assert log.labels == {"r1": 1, "r2": 0, "r4": 1, "r5": 0}
-    assert log.notes == {"r2": "looks made up: s n k u 1 0"}
+    assert log.notes == {"r2": "looks made up: s n k u 1 0", "r4": "unsure"}
     assert [(c.claim, c.label) for c in log.rows[0].claims] == [(0, 1)]
     assert [e.get("undo") for e in events(labels)] == [None, None, None, True, None, None]
     assert log.annotator == "tester"

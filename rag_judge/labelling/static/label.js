@@ -71,8 +71,10 @@
     if (next.row.id !== shown) {
       shown = next.row.id;
       claimLabels.clear();
-      $("note").value = "";
       showRow(next.row);
+      const back = next.taken_back; // a label just undone: its note and claim labels again
+      $("note").value = back ? back.note : "";
+      if (back) for (const claim of back.claims) setClaim(claim.claim, claim.label);
       if (document.activeElement && document.activeElement !== document.body) {
         document.activeElement.blur();
       }
@@ -162,6 +164,7 @@
     if (claimLabels.get(index) === value) claimLabels.delete(index);
     else claimLabels.set(index, value);
     const item = document.querySelector(`#claims li[data-index="${index}"]`);
+    if (!item) return;
     item.classList.toggle("labelled-yes", claimLabels.get(index) === 1);
     item.classList.toggle("labelled-no", claimLabels.get(index) === 0);
   }
