@@ -11,6 +11,7 @@ from rag_judge import __version__
 from rag_judge.cli.calibrate import calibrate_command
 from rag_judge.cli.compare import compare_retrievers_command
 from rag_judge.cli.compare_scores import compare_scores_command
+from rag_judge.cli.few_shot import few_shot_command
 from rag_judge.cli.judging import models, prompts, score
 from rag_judge.cli.label import label_command
 from rag_judge.cli.retrieval import compare, measures, retrieval
@@ -37,6 +38,7 @@ for command in (
     synth,
     compare_retrievers_command,
     calibrate_command,
+    few_shot_command,
     label_command,
     serve,
 ):

@@ -18,6 +18,7 @@ from rag_judge.cli.common import (
     metric_names,
     nothing_judged,
 )
+from rag_judge.cli.few_shot import few_shot_option, read_few_shot
 from rag_judge.cli.gating import finish_gate
 from rag_judge.cli.options import (
     BASE_URL_HELP,
@@ -57,6 +58,7 @@ class ScoreArgs:
     no_cache: bool
     repeats: int
     baseline: Path | None
+    few_shot: Path | None
     model: ModelArgs
     judging: JudgeArgs
     scale: ScaleOutArgs
@@ -104,6 +106,7 @@ class ScoreArgs:
     type=click.Path(dir_okay=False, path_type=Path),
     help="A previous score file to compare with (for --fail-if-worse).",
 )
+@few_shot_option
 @gate_options
 @scale_out_options("rows")
 @call_options()
@@ -209,6 +212,7 @@ def _run_score(
         mode=options.judging.mode,
         reasons=options.judging.reasons,
         repeats=options.repeats,
+        few_shot=read_few_shot(options.few_shot),
     )
     executor = executor_for(target, options.scale.batch, state_path_for(options.output))
     session = open_session(settings, cache=not options.no_cache)

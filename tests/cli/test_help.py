@@ -33,6 +33,7 @@ COMMANDS = (
     "compare-scores",
     "calibrate",
     "label",
+    "few-shot",
     "serve",
 )
 
