@@ -18,7 +18,6 @@ from rag_judge.cli.options import (
     limit_option,
     model_options,
     no_cache_option,
-    output_option,
     scale_out_options,
 )
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
@@ -40,7 +39,7 @@ class CalibrateArgs:
     """What ``calibrate`` was asked, gathered from click's parameters."""
 
     scores: Path | None
-    labels: Path | None
+    labels: tuple[Path, ...]
     run_set: str | None
     metric: str | None
     kind: CalibrationKind | None
@@ -52,6 +51,9 @@ class CalibrateArgs:
     select: str | None
     beta: float
     unlabelled: Path | None
+    fit: bool
+    silver: Path | None
+    folds: int
     output: Path | None
     limit: int | None
     no_cache: bool
@@ -81,8 +83,10 @@ class CalibrateArgs:
 @click.option(
     "--labels",
     type=click.Path(dir_okay=False, path_type=Path),
+    multiple=True,
     help='Human labels (JSONL): {"id", "label"} per row, {"id", "claim", "label"} with '
-    '--level claim, {"id_a", "id_b", "preferred": "a"|"b"|"tie"} with --kind pairwise.',
+    '--level claim, {"id_a", "id_b", "preferred": "a"|"b"|"tie"} with --kind pairwise, or a '
+    "`rag-judge label` file. Twice: a second annotator (kappa between the people too).",
 )
 @click.option(
     "--run",
@@ -140,9 +144,32 @@ class CalibrateArgs:
     type=click.Path(dir_okay=False, path_type=Path),
     help="More scores without labels: adds a PPI estimate of the mean human label.",
 )
-@output_option(
-    "Write metrics.csv, summary.md, reliability.png, disagreements.jsonl and report.html "
-    "here (with --run also scores.jsonl; default calibration_EVAL_SET)."
+@click.option(
+    "--fit",
+    is_flag=True,
+    help="Learn from the labels: a calibrated probability and a threshold, 5-fold "
+    "cross-validated before/after; -o PROFILE.json for score/sweep --calibration.",
+)
+@click.option(
+    "--silver",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="--fit on a stronger judge's score file of the same rows instead of human labels "
+    "(its verdicts at 0.5; recorded as silver in the profile).",
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(min=2),
+    default=5,
+    show_default=True,
+    help="--fit: cross-validation folds.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Write metrics.csv, summary.md, reliability.png, disagreements.jsonl and report.html "
+    "here (with --run also scores.jsonl; default calibration_EVAL_SET); with --fit, the "
+    "profile (.json).",
 )
 @limit_option("--run: judge N samples, balanced over labels.")
 @model_options(
@@ -169,6 +196,11 @@ def calibrate_command(**params: Any) -> None:
     figures; -o also writes the report.
     """
     options = CalibrateArgs.from_params(params)
+    if options.fit:
+        _fit(options)
+        return
+    if options.silver is not None:
+        raise click.UsageError("--silver labels a fit: add --fit")
     figures = _figure_options(options)
     output: Path | None = options.output
     if options.run_set is not None:
@@ -176,6 +208,27 @@ def calibrate_command(**params: Any) -> None:
     else:
         report = _calibrate_files(options, figures)
     _print_report(report, output)
+
+
+def _fit(options: CalibrateArgs) -> None:
+    """``--fit``: learn a profile from --scores and --labels (or --silver)."""
+    from rag_judge.cli.calibrate_fit import FitArgs, fit_from_files
+
+    unused = {
+        "--kind": options.kind not in (None, "binary"),
+        "--level claim": options.level == "claim",
+        "--threshold": options.threshold is not None,
+        "--unlabelled": options.unlabelled is not None,
+        "--mapping": options.mapping is not None,
+        "--scale": options.scale is not None,
+    }
+    args = FitArgs(
+        scores=options.scores, labels=options.labels, silver=options.silver,
+        output=options.output, run_set=options.run_set, label_field=options.label_field,
+        select=options.select, beta=options.beta, folds=options.folds, seed=options.seed,
+        resamples=options.resamples, unused=unused,
+    )  # fmt: skip
+    fit_from_files(args, options.metric or DEFAULT_CALIBRATED)
 
 
 def _figure_options(options: CalibrateArgs) -> Figures:
@@ -269,8 +322,10 @@ def _calibrate_files(options: CalibrateArgs, figures: Figures) -> CalibrationRep
     """``--scores`` and ``--labels``: calibrate files already judged (no model call)."""
     from rag_judge.jobs import calibrate as calibration_run
 
-    if options.scores is None or options.labels is None:
+    if options.scores is None or not options.labels:
         raise click.UsageError("give --scores and --labels, or --run EVAL_SET")
+    if len(options.labels) > 2:
+        raise click.UsageError("--labels: one file, or two for two annotators")
     _refuse_run_options(options)
     if options.output is not None:
         from rag_judge.report.calibration_html import FILES
@@ -280,7 +335,7 @@ def _calibrate_files(options: CalibrateArgs, figures: Figures) -> CalibrationRep
         check_distinct(
             {
                 "--scores": options.scores,
-                "--labels": options.labels,
+                **{f"--labels #{i + 1}": path for i, path in enumerate(options.labels)},
                 "--unlabelled": options.unlabelled,
             },
             {f"-o {name}": options.output / name for name in FILES},
@@ -294,15 +349,16 @@ def _calibrate_files(options: CalibrateArgs, figures: Figures) -> CalibrationRep
         scale=None if scale is None else calibration_run.parse_scale(scale),
         kind=options.kind or "binary",
         level=options.level,
+        second=options.labels[1] if len(options.labels) > 1 else None,
     )
-    return calibration_run.calibrate_files(options.scores, options.labels, reading, figures)
+    return calibration_run.calibrate_files(options.scores, options.labels[0], reading, figures)
 
 
 def _refuse_file_options(options: CalibrateArgs) -> None:
     """A usage error naming the first option given that ``--run`` takes from the set itself."""
     given: dict[str, object] = {
         "--scores": options.scores,
-        "--labels": options.labels,
+        "--labels": options.labels or None,
         "--kind": options.kind,
         "--unlabelled": options.unlabelled,
         "--mapping": options.mapping,

@@ -24,6 +24,8 @@ from rag_judge.cli.options import (
     output_option,
     scale_out_options,
 )
+from rag_judge.cli.profile_option import calibration_option, checked_profile
+from rag_judge.cli.few_shot import few_shot_option, read_few_shot
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
 from rag_judge.judges import DEFAULT_OBJECTIVE
@@ -53,6 +55,8 @@ class SweepArgs:
     embeddings: str | None
     support_probability: bool
     no_cache: bool
+    few_shot: Path | None
+    calibration: Path | None
     model: ModelArgs
     judging: JudgeArgs
     scale: ScaleOutArgs
@@ -124,6 +128,8 @@ class SweepArgs:
     help="Also ask P(supported) per claim (one more call per claim; local models only).",
 )
 @no_cache_option()
+@calibration_option
+@few_shot_option
 @scale_out_options("questions")
 @call_options()
 @judge_mode_options
@@ -144,8 +150,13 @@ def sweep(**params: Any) -> None:
 
     options = SweepArgs.from_params(params)
     settings, job, target, loaded = _checked(options)
+    profile = checked_profile(options.calibration, job.metrics, settings, options.judging.mode)
     run = _run_sweep(options, settings, job, target, loaded)
     result = run.result
+    if profile is not None:
+        from rag_judge.jobs.fit_profile import apply_profile_to_sweep
+
+        result = apply_profile_to_sweep(result, *profile)
     if options.scale.batch:
         echo_stages(run.stages, options.output / STATE_FILE)
     decision = decide(result)  # the sweep decides; the report renders
@@ -183,6 +194,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
             support_probability=options.support_probability,
             mode=judging.mode,
             reasons=judging.reasons,
+            few_shot=read_few_shot(options.few_shot),
         ),
     )
     target = options.scale.target(options.no_cache, settings, generator=True)

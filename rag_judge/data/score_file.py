@@ -3,10 +3,12 @@
 This module owns the format: its field names, a record's layout and line, writing the file,
 and reading it back. Each line holds the sample's fields (``id``, ``question``, ``answer``,
 ...), how it was judged (``detected_language``, ``prompt_language``, ``judge_mode``,
-``judge_mode_note`` when there is one), with ``score --repeats`` every repeat's value and status
+``judge_mode_note`` when there is one, ``judge_model``), with ``score --repeats`` every repeat's value and status
 (``repeats[metric]``), and ``results[metric]``: a judge result (``value``, ``status``,
 ``error``, ``claims``, each claim with ``claim``, ``verdict``, ``reason`` and
-``support_probability``, and more that only the full result needs).
+``support_probability``, and more that only the full result needs). With ``score
+--calibration``, ``calibrated[metric]`` holds the profile's probability and verdict beside the
+raw result.
 
 Reading is strict where a number is used (:func:`parse_metric`, :func:`repeat_groups`: an
 error names file:line and field) and lenient where a row is only shown (:func:`shown_rows`).
@@ -36,8 +38,10 @@ DETECTED_LANGUAGE = "detected_language"
 PROMPT_LANGUAGE = "prompt_language"
 JUDGE_MODE = "judge_mode"
 JUDGE_MODE_NOTE = "judge_mode_note"
+JUDGE_MODEL = "judge_model"
 REPEATS = "repeats"
 RESULTS = "results"
+CALIBRATED = "calibrated"
 # A judge result (``results[metric]``) and a repeat (``repeats[metric][i]``).
 VALUE = "value"
 STATUS = "status"
@@ -69,10 +73,13 @@ def score_record(
     judge_mode_note: str,
     repeats: Mapping[str, Any],
     results: Mapping[str, Any],
+    judge_model: str | None = None,
+    calibrated: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One sample's record, its fields in file order; each argument already JSON-safe.
 
-    ``judge_mode_note`` appears only when not empty, ``repeats`` only when the row has any.
+    ``judge_mode_note`` appears only when not empty, ``repeats`` only when the row has any,
+    ``judge_model`` when known, ``calibrated`` when a profile was applied.
     """
     return {
         **sample,
@@ -81,8 +88,10 @@ def score_record(
         PROMPT_LANGUAGE: prompt_language,
         JUDGE_MODE: judge_mode,
         **({JUDGE_MODE_NOTE: judge_mode_note} if judge_mode_note else {}),
+        **({JUDGE_MODEL: judge_model} if judge_model else {}),
         **({REPEATS: dict(repeats)} if repeats else {}),
         RESULTS: dict(results),
+        **({CALIBRATED: dict(calibrated)} if calibrated else {}),
     }
 
 

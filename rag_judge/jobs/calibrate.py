@@ -30,7 +30,10 @@ from typing import Any
 from rag_judge.backends.protocol import EmbeddingBackend
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+from rag_judge.calibration.annotators import agreement_lines, annotator_agreement
+from rag_judge.calibration.estimate import BootstrapOptions
 from rag_judge.calibration.judge_scores import read_judge_scores
+from rag_judge.calibration.label_log import Sampling, is_label_log, read_label_log
 from rag_judge.calibration.labels import (
     HumanLabels,
     LabelKind,
@@ -169,6 +172,8 @@ class LabelFile:
     """More scores without labels (prediction-powered intervals)."""
     scale: tuple[int, int] | None = None
     """The ordinal scale the judge's [0, 1] value is mapped onto."""
+    second: str | os.PathLike[str] | None = None
+    """A second annotator's labels of the same rows: κ between the people beside the judge's."""
 
 
 @dataclass(frozen=True)
@@ -348,7 +353,7 @@ def calibrate_files(
             label_field=reading.label_field,
         )
     unlabelled = reading.unlabelled
-    return calibrate(
+    report = calibrate(
         judge,
         human,
         threshold=figures.threshold,
@@ -360,6 +365,61 @@ def calibrate_files(
         confidence=figures.confidence,
         n_resamples=figures.n_resamples,
         seed=figures.seed,
+    )
+    if (note := sampling_note(labels)) is not None:
+        report = _with_note(report, note)
+    if reading.second is not None and isinstance(human, HumanLabels):
+        second = read_human_labels(
+            reading.second, human.kind, mapping=reading.mapping, label_field=reading.label_field
+        )
+        threshold = figures.threshold if figures.threshold is not None else 0.5
+        bootstrap = BootstrapOptions(
+            confidence=figures.confidence, n_resamples=figures.n_resamples, seed=figures.seed
+        )
+        found = annotator_agreement(judge, human, second, threshold=threshold, bootstrap=bootstrap)
+        report = _with_note(report, " ".join(agreement_lines(found)))
+    return report
+
+
+SAMPLING_SUPPORTS = {
+    "random": (
+        "the labelled rows are a random sample, so every figure here (and the PPI interval) "
+        "estimates the whole score file"
+    ),
+    "all": "every scored row was offered in file order, so the figures describe the whole file",
+    "stratified": (
+        "the labelled rows were stratified by the judge's value: the reliability diagram and "
+        "per-bin rates are sound, but accuracy, κ, AUC and the mean label over-weight the "
+        "value ranges with few rows and do not estimate the whole file (nor does PPI)"
+    ),
+    "uncertain": (
+        "the labelled rows were those nearest the threshold: good for finding disagreements "
+        "and for fitting, but every agreement figure here is biased low and estimates nothing "
+        "about the whole file (nor does PPI)"
+    ),
+}
+"""Per sampling strategy of ``rag-judge label``: which figures it supports."""
+
+
+def label_file_sampling(labels: str | os.PathLike[str]) -> Sampling | None:
+    """How a ``rag-judge label`` file's rows were chosen; None for a plain label file."""
+    from rag_judge.data.readers import read_jsonl
+
+    if not is_label_log(record for _, record in read_jsonl(labels)):
+        return None
+    return read_label_log(labels).sampling
+
+
+def sampling_note(labels: str | os.PathLike[str]) -> str | None:
+    """What the label file's sampling supports, when it is a ``rag-judge label`` file."""
+    sampling = label_file_sampling(labels)
+    if sampling is None:
+        return None
+    says = SAMPLING_SUPPORTS.get(sampling.strategy, f"sampled by {sampling.strategy!r}")
+    size = "every row" if sampling.sample is None else f"a sample of {sampling.sample}"
+    return (
+        f"Labels from rag-judge label ({sampling.strategy}, {size} of {sampling.population} "
+        f"rows): {says}."
     )
 
 

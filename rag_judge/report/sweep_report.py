@@ -71,7 +71,7 @@ class SweepReport:
 def main_metrics(result: SweepResult) -> list[str]:
     """The metrics of the plot and the markdown table: key retrieval measures, then judges."""
     columns = set(result.per_question.columns)
-    return [*(m for m in RETRIEVAL_PLOTTED if m in columns), *result.metrics]
+    return [*(m for m in RETRIEVAL_PLOTTED if m in columns), *result.metrics, *result.calibrated]
 
 
 def with_objective(

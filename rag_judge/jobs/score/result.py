@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_judge.backends.wrapper.ledger import Ledger
+from rag_judge.calibration.profile import CalibratedValue
 from rag_judge.core.nested_bootstrap import two_level_bootstrap_ci, within_spread
 from rag_judge.core.stats import bootstrap_mean_ci
 from rag_judge.core.types import JudgeResult, RagSample
@@ -53,6 +54,9 @@ class SampleResult(BaseModel):
     repeats: dict[str, list[Repeat]] = Field(default_factory=dict)
     """With ``repeats``: per metric, every repeat's value and status (``results`` holds repeat
     0's full result); empty when each row was judged once."""
+    calibrated: dict[str, CalibratedValue] = Field(default_factory=dict)
+    """With a calibration profile: per metric, the calibrated probability and verdict (the
+    raw value stays in ``results``)."""
 
     @property
     def failed(self) -> bool:
@@ -156,11 +160,36 @@ class EvaluationResult:
                     judge_sd=spread,
                 )
             )
+        return out + self._calibrated_summary(options)
+
+    def _calibrated_summary(self, options: dict[str, Any]) -> list[MetricSummary]:
+        """Per calibrated metric: the mean calibrated P(supported), and the share the profile
+        calls supported, each with its interval; rows outside the profile counted by reason."""
+        out = []
+        for metric in dict.fromkeys(m for s in self.samples for m in s.calibrated):
+            given = [s.calibrated[metric] for s in self.samples if metric in s.calibrated]
+            probabilities = [c.probability for c in given if c.probability is not None]
+            supported = [float(bool(c.supported)) for c in given if c.supported is not None]
+            statuses = Counter("ok" if c.probability is not None else "uncalibrated" for c in given)
+            for name, values in (("calibrated P(supported)", probabilities),
+                                 ("calibrated share supported", supported)):  # fmt: skip
+                ci = bootstrap_mean_ci(values, **options) if values else None
+                out.append(
+                    MetricSummary(
+                        metric=f"{metric}: {name}",
+                        mean=None if ci is None else ci.estimate,
+                        ci_low=None if ci is None else ci.low,
+                        ci_high=None if ci is None else ci.high,
+                        n_scored=len(values),
+                        n=len(given),
+                        statuses=dict(sorted(statuses.items())),
+                    )
+                )
         return out
 
     def to_records(self) -> list[dict[str, Any]]:
         """One JSON-safe dict per sample: its fields and every judge result."""
-        return [sample_record(s) for s in self.samples]
+        return [sample_record(s, model=self.model) for s in self.samples]
 
     def write_jsonl(self, path: str | Path) -> Path:
         """Write :meth:`to_records` as JSON Lines (UTF-8, one sample per line), atomically:
@@ -195,8 +224,9 @@ class EvaluationResult:
         return frame
 
 
-def sample_record(s: SampleResult) -> dict[str, Any]:
-    """One sample's JSON-safe record: its fields, how it was judged, every judge result."""
+def sample_record(s: SampleResult, *, model: str | None = None) -> dict[str, Any]:
+    """One sample's JSON-safe record: its fields, how it was judged (by ``model``, when
+    given), every judge result, and the calibrated values when a profile was applied."""
     return score_record(
         s.sample.model_dump(mode="json", exclude={"metadata"}),
         metadata=s.sample.metadata,
@@ -206,6 +236,8 @@ def sample_record(s: SampleResult) -> dict[str, Any]:
         judge_mode_note=s.judge_mode_note,
         repeats={m: [r.model_dump() for r in rs] for m, rs in s.repeats.items()},
         results={m: r.model_dump(mode="json") for m, r in s.results.items()},
+        judge_model=model,
+        calibrated={m: c.model_dump(mode="json") for m, c in s.calibrated.items()},
     )
 
 

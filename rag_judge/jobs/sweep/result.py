@@ -61,12 +61,14 @@ class SweepResult:
     """The path the judges took, ``score`` or ``generate`` ("" when not recorded)."""
     judge_mode_note: str = ""
     """Why it is not the path asked for (a server without log-probabilities), or ""."""
+    calibrated: tuple[str, ...] = ()
+    """Columns of calibrated P(supported) from a profile (``<judge>_calibrated``), if any."""
 
     @property
     def value_columns(self) -> list[str]:
-        """Every numeric metric column: retrieval measures, then judges."""
+        """Every numeric metric column: retrieval measures, judges, calibrated judges."""
         prefixed = [c for c in self.per_question.columns if c.startswith(("doc_", "text_"))]
-        return [*prefixed, *self.metrics]
+        return [*prefixed, *self.metrics, *self.calibrated]
 
     def summary(
         self, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
