@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +34,13 @@ from rag_judge.cli.options import (
     output_option,
     scale_out_options,
 )
+from rag_judge.cli.profile_option import calibration_option, checked_profile
 from rag_judge.cli.records import GateArgs, JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
 from rag_judge.report.tables import judge_summary_table, to_rich
 
 if TYPE_CHECKING:
+    from rag_judge.calibration.profile import CalibrationProfile
     from rag_judge.cli.gating import ScoreGate
     from rag_judge.core.types import RagSample
     from rag_judge.jobs.score.job import ScoreRun
@@ -58,6 +60,7 @@ class ScoreArgs:
     no_cache: bool
     repeats: int
     baseline: Path | None
+    calibration: Path | None
     few_shot: Path | None
     model: ModelArgs
     judging: JudgeArgs
@@ -106,6 +109,7 @@ class ScoreArgs:
     type=click.Path(dir_okay=False, path_type=Path),
     help="A previous score file to compare with (for --fail-if-worse).",
 )
+@calibration_option
 @few_shot_option
 @gate_options
 @scale_out_options("rows")
@@ -125,8 +129,9 @@ def score(**params: Any) -> None:
 
     options = ScoreArgs.from_params(params)
     settings, names, target, gate = _checked(options)
+    profile = checked_profile(options.calibration, names, settings, options.judging.mode)
     samples = _samples(options)
-    run = _run_score(options, samples, names, settings, target)
+    run = _run_score(options, samples, names, settings, target, profile)
     result = run.result
     if options.scale.batch:
         echo_stages(run.stages, state_path_for(options.output))
@@ -195,8 +200,10 @@ def _run_score(
     names: list[str],
     settings: Settings,
     target: RayTarget | None,
+    profile: tuple[CalibrationProfile, str] | None,
 ) -> ScoreRun:
-    """The judging job, under a progress bar, each finished row kept in OUTPUT.partial."""
+    """The judging job, under a progress bar, each finished row kept in OUTPUT.partial; with a
+    calibration profile, each row's calibrated value is added before the file is written."""
     import asyncio
 
     from rag_judge.cli.progress import progress_step
@@ -220,6 +227,10 @@ def _run_score(
     with PartialResults(options.output) as partial, progress_step("judging", total=total) as step:
         events = StepEvents(step, on_ray=target is not None, each=partial.add)
         run = asyncio.run(score_job(samples, session, judged, executor=executor, events=events))
+        if profile is not None:
+            from rag_judge.jobs.fit_profile import apply_profile
+
+            run = replace(run, result=apply_profile(run.result, *profile))
         run.result.write_jsonl(options.output)
     return run
 
