@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,7 +124,7 @@ def _serve(store: LabelStore, port: int, *, open_browser: bool) -> None:
 
     def ready() -> None:
         click.echo(f"label at {url}  (Ctrl-C stops; each label is saved as given)", err=True)
-        if open_browser:
+        if open_browser and _has_display():
             import webbrowser
 
             webbrowser.open(url)
@@ -135,6 +137,14 @@ def _serve(store: LabelStore, port: int, *, open_browser: bool) -> None:
 def _progress(store: LabelStore) -> str:
     log, total = store.log, len(store.plan.ids)
     return f"{len(log.labels)} of {total} labelled, {len(log.skipped)} skipped"
+
+
+def _has_display() -> bool:
+    """Whether a browser would open in a window: without one, Python's webbrowser would run a
+    text browser in this terminal, in front of the server."""
+    return sys.platform in ("darwin", "win32") or any(
+        os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY")
+    )
 
 
 def _rows(n: int) -> str:

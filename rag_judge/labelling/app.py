@@ -161,7 +161,7 @@ class TokenGuard:
         self.prefix = f"/{token}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):  # lifespan: no request
             await self.app(scope, receive, send)
             return
 
@@ -176,6 +176,9 @@ class TokenGuard:
         path: str = scope.get("path", "")
         head, _, _ = path.removeprefix("/").partition("/")
         if not secrets.compare_digest(f"/{head}".encode(), self.prefix.encode()):
+            if scope["type"] == "websocket":  # the page opens none; refused all the same
+                await send({"type": "websocket.close", "code": 1008})
+                return
             forbidden = PlainTextResponse(
                 "forbidden: open the address rag-judge label printed (it holds a token)", 403
             )

@@ -274,3 +274,11 @@ def test_a_label_that_cannot_be_written_is_not_taken_for_kept(
     assert response.status_code == 500
     assert "the label was not saved" in response.json()["error"]
     assert store.next_id == "r1"
+
+
+def test_a_websocket_without_the_token_is_refused(client: TestClient) -> None:
+    from starlette.websockets import WebSocketDisconnect
+
+    with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws"):
+        pass
+    assert refused.value.code == 1008
