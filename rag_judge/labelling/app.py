@@ -102,7 +102,8 @@ def state_of(store: LabelStore) -> dict[str, Any]:
     return {
         "metric": plan.metric,
         "annotator": store.annotator,
-        "labels_file": store.path.name,
+        "labels_file": str(store.path),
+        "scores_file": plan.sampling.scores,
         "total": len(plan.ids),
         "labelled": sum(1 for id_ in log.labels if id_ in plan.rows),
         "skipped": sum(1 for id_ in log.skipped if id_ in plan.rows),

@@ -63,7 +63,8 @@
     $("finished").hidden = Boolean(next.row);
     $("row").hidden = !next.row;
     $("labels-file").textContent = next.labels_file;
-    $("labels-file-2").textContent = next.labels_file;
+    $("next-command").textContent =
+      `rag-judge calibrate --scores ${next.scores_file} --labels ${next.labels_file}`;
     if (!next.row) {
       shown = null;
       return;
