@@ -152,14 +152,18 @@ def check_profile(
     model: str,
     mode: str,
     current_prompts: Mapping[str, str],
+    run_refs: Sequence[str] = (),
 ) -> None:
     """Refuse a profile whose judge is not this one, naming what changed.
 
-    ``current_prompts`` maps each of the profile's prompt refs to the ref that prompt has now
-    (the same ref when unchanged; missing when it no longer exists).
+    ``current_prompts`` maps each of the profile's prompt-file refs (``id.lang@v#hash``) to the
+    ref that prompt has now (the same ref when unchanged; missing when it no longer exists).
+    ``run_refs`` are the other refs this run's results will record (``few_shot#…`` when the
+    judge takes worked examples); the profile's own such refs must be exactly these.
 
     Raises:
-        InputError: the metric, model or mode differ, or a prompt changed or is gone.
+        InputError: the metric, model or mode differ, a prompt changed or is gone, or the
+            worked examples differ.
     """
     judge = profile.judge
     why = f"the profile was fitted on {judge.metric} by {judge.model} ({judge.mode} path)"
@@ -171,7 +175,18 @@ def check_profile(
     if mode != judge.mode:
         raise InputError(f"{why}; this run takes the {mode} path: fit one for that path",
                          field="mode")  # fmt: skip
+    fitted_extra = sorted(ref for ref in judge.prompts if not is_prompt_file_ref(ref))
+    if fitted_extra != sorted(run_refs):
+        fitted = ", ".join(fitted_extra) or "no worked examples"
+        given = ", ".join(sorted(run_refs)) or "none"
+        raise InputError(
+            f"{why}, with {fitted}; this run has {given}: worked examples change the judge "
+            "(fit a profile on rows judged with the same --few-shot file)",
+            field="prompts",
+        )
     for ref in judge.prompts:
+        if not is_prompt_file_ref(ref):
+            continue
         now = current_prompts.get(ref)
         if now is None:
             raise InputError(f"{why}, with prompt {ref}, which no longer exists", field="prompts")
@@ -183,6 +198,13 @@ def check_profile(
             )
 
 
+def is_prompt_file_ref(ref: str) -> bool:
+    """Whether ``ref`` names a prompt file (``claims/support.en@2#…``), not e.g. the worked
+    examples a run added (``few_shot#…``)."""
+    head, at, _ = ref.partition("@")
+    return bool(at) and "/" in head and "." in head
+
+
 def row_outside_profile(
     profile: CalibrationProfile, prompts: Sequence[str], mode: str | None
 ) -> str | None:
@@ -192,6 +214,9 @@ def row_outside_profile(
     unknown = [p for p in prompts if p not in profile.judge.prompts]
     if unknown:
         return f"judged with {unknown[0]}, which the profile was not fitted with"
+    extra = [p for p in profile.judge.prompts if not is_prompt_file_ref(p)]
+    if missing := [p for p in extra if p not in prompts]:
+        return f"judged without {missing[0]}, which the profile was fitted with"
     return None
 
 

@@ -129,7 +129,8 @@ def score(**params: Any) -> None:
 
     options = ScoreArgs.from_params(params)
     settings, names, target, gate = _checked(options)
-    profile = checked_profile(options.calibration, names, settings, options.judging.mode)
+    few_shot = read_few_shot(options.few_shot)
+    profile = checked_profile(options.calibration, names, settings, options.judging.mode, few_shot)
     samples = _samples(options)
     run = _run_score(options, samples, names, settings, target, profile)
     result = run.result

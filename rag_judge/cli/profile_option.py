@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 if TYPE_CHECKING:
+    from rag_judge.calibration.few_shot import WorkedExample
     from rag_judge.calibration.profile import CalibrationProfile
     from rag_judge.runtime.settings import Settings
 
@@ -29,7 +30,11 @@ def calibration_option(command: F) -> F:
 
 
 def checked_profile(
-    path: Path | None, metrics: Sequence[str], settings: Settings, mode: str | None
+    path: Path | None,
+    metrics: Sequence[str],
+    settings: Settings,
+    mode: str | None,
+    few_shot: Sequence[WorkedExample] = (),
 ) -> tuple[CalibrationProfile, str] | None:
     """The profile at ``path`` and its name, if it fits this run's judge; None without one.
 
@@ -53,7 +58,10 @@ def checked_profile(
         )
     model = settings.judge_model
     try:
-        check_profile_for_run(profile, metric=metric, model=model, mode=mode or default_mode(model))
+        check_profile_for_run(
+            profile, metric=metric, model=model, mode=mode or default_mode(model),
+            few_shot=few_shot,
+        )  # fmt: skip
     except InputError as error:
         raise InputError(
             f"refused: {error.message}", source=str(path), field=error.field

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rag_judge.cli.common import NOTHING_JUDGED, friendly_errors, metric_names
+from rag_judge.cli.few_shot import few_shot_option, read_few_shot
 from rag_judge.cli.options import (
     BASE_URL_HELP,
     CONCURRENCY_HELP,
@@ -25,7 +26,6 @@ from rag_judge.cli.options import (
     scale_out_options,
 )
 from rag_judge.cli.profile_option import calibration_option, checked_profile
-from rag_judge.cli.few_shot import few_shot_option, read_few_shot
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
 from rag_judge.judges import DEFAULT_OBJECTIVE
@@ -150,7 +150,9 @@ def sweep(**params: Any) -> None:
 
     options = SweepArgs.from_params(params)
     settings, job, target, loaded = _checked(options)
-    profile = checked_profile(options.calibration, job.metrics, settings, options.judging.mode)
+    profile = checked_profile(
+        options.calibration, job.metrics, settings, options.judging.mode, job.judge.few_shot
+    )
     run = _run_sweep(options, settings, job, target, loaded)
     result = run.result
     if profile is not None:

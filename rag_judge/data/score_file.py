@@ -3,10 +3,10 @@
 This module owns the format: its field names, a record's layout and line, writing the file,
 and reading it back. Each line holds the sample's fields (``id``, ``question``, ``answer``,
 ...), how it was judged (``detected_language``, ``prompt_language``, ``judge_mode``,
-``judge_mode_note`` when there is one, ``judge_model``), with ``score --repeats`` every repeat's value and status
-(``repeats[metric]``), and ``results[metric]``: a judge result (``value``, ``status``,
-``error``, ``claims``, each claim with ``claim``, ``verdict``, ``reason`` and
-``support_probability``, and more that only the full result needs). With ``score
+``judge_mode_note`` when there is one, ``judge_model``), with ``score --repeats`` every
+repeat's value and status (``repeats[metric]``), and ``results[metric]``: a judge result
+(``value``, ``status``, ``error``, ``claims``, each claim with ``claim``, ``verdict``,
+``reason`` and ``support_probability``, and more that only the full result needs). With ``score
 --calibration``, ``calibrated[metric]`` holds the profile's probability and verdict beside the
 raw result.
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from rag_judge.calibration.estimate import Estimate
+from rag_judge.calibration.few_shot import WorkedExample, few_shot_id
 from rag_judge.calibration.fit import (
     DEFAULT_FOLDS,
     Candidate,
@@ -40,6 +41,7 @@ from rag_judge.calibration.profile import (
     JudgeIdentity,
     LabelOrigin,
     check_profile,
+    is_prompt_file_ref,
     row_outside_profile,
 )
 from rag_judge.calibration.thresholds import Objective
@@ -149,15 +151,14 @@ def cross_validate_scores(
 
 def current_prompt_refs(refs: Iterable[str]) -> dict[str, str]:
     """Each prompt ref (``claims/support.en@2#hash``) mapped to that prompt's ref now; refs of
-    prompts that no longer exist are left out. Refs that name no prompt file map to themselves
-    (they are checked per row, against what the row was judged with)."""
+    prompts that no longer exist are left out. Refs that name no prompt file (``few_shot#…``)
+    map to themselves."""
     out: dict[str, str] = {}
     for ref in refs:
-        head, at, _ = ref.partition("@")
-        prompt_id, dot, language = head.rpartition(".")
-        if not at or not dot or "/" not in prompt_id:
+        if not is_prompt_file_ref(ref):
             out[ref] = ref
             continue
+        prompt_id, _, language = ref.partition("@")[0].rpartition(".")
         try:
             out[ref] = load_prompt(prompt_id, language).ref
         except UnknownPromptError:
@@ -166,16 +167,23 @@ def current_prompt_refs(refs: Iterable[str]) -> dict[str, str]:
 
 
 def check_profile_for_run(
-    profile: CalibrationProfile, *, metric: str, model: str, mode: str
+    profile: CalibrationProfile,
+    *,
+    metric: str,
+    model: str,
+    mode: str,
+    few_shot: Sequence[WorkedExample] = (),
 ) -> None:
-    """Refuse ``profile`` before a run of ``metric`` by ``model`` on the ``mode`` path when its
-    judge differs (see :func:`rag_judge.calibration.profile.check_profile`)."""
+    """Refuse ``profile`` before a run of ``metric`` by ``model`` on the ``mode`` path (with
+    ``few_shot`` worked examples) when its judge differs (see
+    :func:`rag_judge.calibration.profile.check_profile`)."""
     check_profile(
         profile,
         metric=metric,
         model=model,
         mode=mode,
         current_prompts=current_prompt_refs(profile.judge.prompts),
+        run_refs=(few_shot_id(few_shot),) if few_shot else (),
     )
 
 

@@ -68,10 +68,13 @@ def test_fitting_an_overconfident_judge_improves_its_calibration_out_of_fold() -
     cv = cross_validate_fit(rows, n_resamples=200)
     before = cv.before["expected_calibration_error"].estimate
     after = cv.after["expected_calibration_error"].estimate
-    assert before is not None and after is not None
+    assert before is not None
+    assert after is not None
     assert after < before - 0.05
     brier = cv.change["brier_score"]
-    assert brier.estimate is not None and brier.high is not None and brier.high < 0
+    assert brier.estimate is not None
+    assert brier.high is not None
+    assert brier.high < 0
     assert len(cv.choices) == 5
     assert sum(c.n_held_out for c in cv.choices) == 400
     assert ((cv.out_of_fold >= 0) & (cv.out_of_fold <= 1)).all()
@@ -186,14 +189,16 @@ def test_a_row_judged_with_another_prompt_falls_outside_the_profile() -> None:
     fitted = profile()
     assert row_outside_profile(fitted, fitted.judge.prompts, "score") is None
     outside = row_outside_profile(fitted, ("few_shot#123",), "score")
-    assert outside is not None and "few_shot#123" in outside
+    assert outside is not None
+    assert "few_shot#123" in outside
 
 
 def test_reading_a_profile_checks_it(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_text(json.dumps(profile().model_dump(mode="json")), encoding="utf-8")
     read, name = read_profile(path)
-    assert name.startswith("p.json@") and read.judge.model == "local/m"
+    assert name.startswith("p.json@")
+    assert read.judge.model == "local/m"
     path.write_text('{"format": 99}', encoding="utf-8")
     with pytest.raises(InputError, match="newer"):
         read_profile(path)

@@ -100,7 +100,8 @@ def test_label_fit_apply_end_to_end(tmp_path: Path, served: FakeOpenAIServer) ->
 
     fitted = fit(tmp_path, "--labels", str(tmp_path / "labels.jsonl"))
     assert fitted.exit_code == 0, fitted.output
-    assert "balanced accuracy" in fitted.output and "out of fold" in fitted.output
+    assert "balanced accuracy" in fitted.output
+    assert "out of fold" in fitted.output
     profile = json.loads((tmp_path / "profile.json").read_text(encoding="utf-8"))
     assert profile["judge"]["model"] == "openai/judge"
     assert profile["judge"]["mode"] == "generate"
@@ -139,7 +140,8 @@ def test_a_profile_is_refused_when_its_prompt_changed(
     before = len(served.requests)
     refused = score(tmp_path, served, "again.jsonl", "--calibration", str(path))
     assert refused.exit_code == 2, refused.output
-    assert "refused" in refused.output and "that prompt is now" in refused.output
+    assert "refused" in refused.output
+    assert "that prompt is now" in refused.output
     assert len(served.requests) == before  # refused before any model call
     assert not (tmp_path / "again.jsonl").exists()
 
@@ -147,7 +149,8 @@ def test_a_profile_is_refused_when_its_prompt_changed(
     profile["judge"]["model"] = "openai/other"
     path.write_text(json.dumps(profile), encoding="utf-8")
     other = score(tmp_path, served, "again.jsonl", "--calibration", str(path))
-    assert other.exit_code == 2 and "another model" in other.output
+    assert other.exit_code == 2
+    assert "another model" in other.output
 
 
 def test_silver_labels_are_recorded_as_such(tmp_path: Path, served: FakeOpenAIServer) -> None:
@@ -162,10 +165,12 @@ def test_silver_labels_are_recorded_as_such(tmp_path: Path, served: FakeOpenAISe
     assert fitted.exit_code == 0, fitted.output
     assert "silver labels (the verdicts of openai/strong)" in fitted.output
     origin = json.loads((tmp_path / "profile.json").read_text(encoding="utf-8"))["labels"]
-    assert origin["source"] == "silver" and origin["silver_model"] == "openai/strong"
+    assert origin["source"] == "silver"
+    assert origin["silver_model"] == "openai/strong"
     both = fit(tmp_path, "--silver", str(tmp_path / "strong.jsonl"),
                "--labels", str(tmp_path / "labels.jsonl"))  # fmt: skip
-    assert both.exit_code == 2 and "never mixed" in both.output
+    assert both.exit_code == 2
+    assert "never mixed" in both.output
 
 
 def test_fit_mistakes_are_clear_errors(tmp_path: Path, served: FakeOpenAIServer) -> None:
@@ -173,15 +178,41 @@ def test_fit_mistakes_are_clear_errors(tmp_path: Path, served: FakeOpenAIServer)
     few = tmp_path / "few.jsonl"
     few.write_text("".join(json.dumps(r) + "\n" for r in labels()[:7]), encoding="utf-8")
     short = fit(tmp_path, "--labels", str(few))
-    assert short.exit_code == 2 and "at least 10 labelled rows, got 7" in short.output
+    assert short.exit_code == 2
+    assert "at least 10 labelled rows, got 7" in short.output
     one = tmp_path / "one.jsonl"
     one.write_text("".join(json.dumps({"id": f"r{i}", "label": 1}) + "\n" for i in range(12)))
     single = fit(tmp_path, "--labels", str(one))
-    assert single.exit_code == 2 and "both classes" in single.output
-    not_json = run(tmp_path, "calibrate", "--fit", "--scores", str(tmp_path / "scores.jsonl"),
-                   "--labels", str(tmp_path / "labels.jsonl"), "-o", str(tmp_path / "p.txt"))  # fmt: skip
-    assert not_json.exit_code == 2 and "ending in .json" in not_json.output
-    onto_input = run(tmp_path, "calibrate", "--fit", "--scores", str(tmp_path / "scores.jsonl"),
-                     "--labels", str(tmp_path / "labels.jsonl"), "-o", str(few))  # fmt: skip
+    assert single.exit_code == 2
+    assert "both classes" in single.output
+    scores, given = str(tmp_path / "scores.jsonl"), str(tmp_path / "labels.jsonl")
+    not_json = run(
+        tmp_path, "calibrate", "--fit", "--scores", scores, "--labels", given,
+        "-o", str(tmp_path / "p.txt"),
+    )  # fmt: skip
+    assert not_json.exit_code == 2
+    assert "ending in .json" in not_json.output
+    as_json = tmp_path / "labels.json"
+    as_json.write_text((tmp_path / "labels.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    onto_input = run(
+        tmp_path, "calibrate", "--fit", "--scores", scores, "--labels", str(as_json),
+        "-o", str(as_json),
+    )  # fmt: skip
     assert onto_input.exit_code == 2
+    assert "would overwrite the input" in onto_input.output
     assert "Traceback" not in short.output + single.output + not_json.output
+
+
+def test_a_profile_fitted_without_worked_examples_is_refused_with_them(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    assert score(tmp_path, served, "scores.jsonl").exit_code == 0
+    assert fit(tmp_path, "--labels", str(tmp_path / "labels.jsonl")).exit_code == 0
+    examples = tmp_path / "examples.jsonl"
+    example = {"claim": "It was built in 1890.", "evidence": "Built in 1889.",
+               "verdict": "unsupported", "source_id": "r0"}  # fmt: skip
+    examples.write_text(json.dumps(example) + "\n", encoding="utf-8")
+    refused = score(tmp_path, served, "again.jsonl", "--few-shot", str(examples),
+                    "--calibration", str(tmp_path / "profile.json"))  # fmt: skip
+    assert refused.exit_code == 2, refused.output
+    assert "worked examples change the judge" in refused.output
