@@ -22,6 +22,7 @@ down, so each prompt's passages are a prefix of the previous prompt's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -308,6 +309,8 @@ async def _verdict(
         said = await client.chat(examples.apply(request))
         cost += Cost(1, said.usage, (explain.ref, *examples.refs))
         reason = _one_line(said.text) if said.status == "ok" and said.text else ""
+        if examples.messages and _ANSWER_WORD.fullmatch(reason):
+            reason = ""  # the examples' one-word replies, echoed: not a reason
     verdict = ClaimVerdict(
         claim=claim, verdict=label, reason=reason, support_probability=p_supported
     )
@@ -345,6 +348,9 @@ def p_supported(signal: dict[str, Any]) -> float:
     )
 
 
+_ANSWER_WORD: Final = re.compile(r"(?i)\s*(yes|no|是|否|不是)\W*")
+"""A reply that is only the support probe's answer word (after worked examples, whose
+replies are such words, the reason call sometimes answers so)."""
 _NUMBER_REASON: Final = {"en": "No passage states {}.", "zh": "没有段落给出{}。"}
 """The reason of a claim whose number no passage states (no model call needed)."""
 

@@ -122,3 +122,19 @@ def test_examples_can_come_from_their_file(tmp_path: Path) -> None:
     write_examples(path, EXAMPLES)
     result, _ = _judge("score", path)
     assert few_shot_id(EXAMPLES) in result.prompts
+
+
+def test_a_reason_that_only_echoes_the_examples_answer_word_is_dropped() -> None:
+    def respond(request: ChatRequest) -> str | float:
+        if (request.prompt_id or "").startswith("claims/reason."):
+            return "No."
+        return _respond(request)
+
+    backend = ScriptedBackend(respond=respond)
+    client = ModelClient(backend)
+    for few_shot, reason in ((EXAMPLES, ""), (None, "No.")):
+        result = asyncio.run(
+            aevaluate([SAMPLE], ["faithfulness"], client=client, mode="score", cache=False,
+                      few_shot=few_shot)
+        ).samples[0].results["faithfulness"]  # fmt: skip
+        assert [c.reason for c in result.claims] == [reason]
