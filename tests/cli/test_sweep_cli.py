@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import http.server
 import json
+import math
 import shutil
 import threading
 from pathlib import Path
@@ -377,3 +378,48 @@ def test_questions_run_concurrently_and_give_the_rows_of_one_at_a_time(
     serial = frame("serial", 1)
     assert serial["answer"].nunique() == len(serial) == 12
     pd.testing.assert_frame_equal(parallel, serial)
+
+
+def write_profile(path: Path, model: str) -> Path:
+    """A profile for ``model``'s faithfulness on the generative path, fitted with every prompt
+    as it is now (so a row judged with any of them is covered): P = σ(logit(v) − 1)."""
+    from rag_judge.prompts.templates import all_prompts
+
+    empty: dict[str, Any] = {}
+    profile = {
+        "judge": {"metric": "faithfulness", "model": model, "mode": "generate",
+                  "prompts": sorted(p.ref for p in all_prompts())},
+        "map": {"kind": "logistic", "features": ["value"], "coefficients": [1.0],
+                "intercept": -1.0},
+        "threshold": 0.5, "objective": "balanced_accuracy",
+        "labels": {"source": "human", "files": ["l.jsonl"], "n": 10, "supported": 5},
+        "cross_validation": {"folds": 5, "seed": 0, "n": 10, "before": empty, "after": empty,
+                             "change": empty, "fold_maps": []},
+    }  # fmt: skip
+    path.write_text(json.dumps(profile), encoding="utf-8")
+    return path
+
+
+def test_a_sweep_with_a_profile_reports_the_calibrated_judge(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    profile = write_profile(tmp_path / "profile.json", "openai/judge")
+    run = run_cli(tmp_path, served, "--metrics", "faithfulness", "--calibration", str(profile))
+    assert run.exit_code == 0, run.output
+    frame = pd.read_parquet(tmp_path / "out" / "per_question.parquet")
+    calibrated = frame["faithfulness_calibrated"]
+    assert (calibrated.isna() == frame.faithfulness.isna()).all()
+    expected = 1 / (1 + math.exp(-(math.log(0.9999 / 0.0001) - 1.0)))
+    assert calibrated.dropna().tolist() == pytest.approx([expected] * calibrated.notna().sum())
+    assert "faithfulness_calibrated" in run.output
+
+
+def test_a_sweep_refuses_a_profile_of_another_model_before_any_call(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    profile = write_profile(tmp_path / "profile.json", "openai/another")
+    run = run_cli(tmp_path, served, "--calibration", str(profile))
+    assert run.exit_code == 2, run.output
+    assert "refused" in run.output
+    assert "another model" in run.output
+    assert served.total_calls == 0
