@@ -16,7 +16,11 @@ recall and F-beta are those of the unsupported class, the one a judge is meant t
 - probabilities: :func:`roc_auc`, :func:`brier_score`, :func:`expected_calibration_error`;
 - thresholds: :func:`select_threshold` (dev split) and :func:`best_threshold`;
 - the mean human label from few labels and many judge scores: :func:`ppi_mean`;
-- pairwise preferences: :func:`pairwise_agreement`.
+- pairwise preferences: :func:`pairwise_agreement`;
+- people against each other: :func:`annotator_agreement`;
+- which rows to label: :func:`sample_rows`; a ``rag-judge label`` file: :func:`read_label_log`;
+- fitting the judge to labels: :func:`cross_validate_fit`, :func:`fit_judge`, and the profile
+  ``score --calibration`` applies: :class:`CalibrationProfile`, :func:`read_profile`.
 """
 
 from rag_judge.calibration.agreement import (
@@ -30,8 +34,10 @@ from rag_judge.calibration.agreement import (
     predict_supported,
 )
 from rag_judge.calibration.alpha import AlphaLevel, krippendorff_alpha
+from rag_judge.calibration.annotators import AnnotatorAgreement, annotator_agreement
 from rag_judge.calibration.correlation import kendall_tau_b, pearson, spearman
 from rag_judge.calibration.estimate import Estimate, Undefined, bootstrap_estimate
+from rag_judge.calibration.fit import CrossValidation, FitRows, cross_validate_fit, fit_judge
 from rag_judge.calibration.join import CalibrationRow, JoinedLabels, UnscoredRow, join_labels
 from rag_judge.calibration.judge_scores import (
     ClaimScore,
@@ -40,6 +46,7 @@ from rag_judge.calibration.judge_scores import (
     judge_scores_from_records,
     read_judge_scores,
 )
+from rag_judge.calibration.label_log import LabelLog, read_label_log
 from rag_judge.calibration.labels import (
     ExcludedLabel,
     HumanLabel,
@@ -65,6 +72,8 @@ from rag_judge.calibration.probability import (
     expected_calibration_error,
     roc_auc,
 )
+from rag_judge.calibration.profile import CalibrationProfile, read_profile
+from rag_judge.calibration.sampling import sample_rows
 from rag_judge.calibration.thresholds import (
     Objective,
     ThresholdChoice,
@@ -76,11 +85,15 @@ from rag_judge.calibration.thresholds import (
 
 __all__ = [
     "AlphaLevel",
+    "AnnotatorAgreement",
     "CalibrationError",
+    "CalibrationProfile",
     "CalibrationRow",
     "ClaimScore",
+    "CrossValidation",
     "Estimate",
     "ExcludedLabel",
+    "FitRows",
     "HumanLabel",
     "HumanLabels",
     "JoinedLabels",
@@ -89,6 +102,7 @@ __all__ = [
     "KappaWeights",
     "LabelKind",
     "LabelLevel",
+    "LabelLog",
     "Objective",
     "PairwiseAgreement",
     "PairwisePreference",
@@ -100,12 +114,15 @@ __all__ = [
     "Undefined",
     "UnscoredRow",
     "accuracy",
+    "annotator_agreement",
     "balanced_accuracy",
     "best_threshold",
     "bootstrap_estimate",
     "brier_score",
     "cohen_kappa",
+    "cross_validate_fit",
     "expected_calibration_error",
+    "fit_judge",
     "human_labels_from_records",
     "join_labels",
     "judge_preference",
@@ -121,8 +138,11 @@ __all__ = [
     "predict_supported",
     "read_human_labels",
     "read_judge_scores",
+    "read_label_log",
     "read_pairwise_labels",
+    "read_profile",
     "roc_auc",
+    "sample_rows",
     "select_threshold",
     "spearman",
     "stratified_split",
