@@ -101,12 +101,13 @@ def fit_profile(
     """
     judge = read_judge_scores(scores, options.metric)
     human, origin = _labels(labels, judge, options.metric)
+    labelled = {label.id for label in human.labels}
+    identity = _identity(scores, options.metric, labelled & set(judge.by_id()))
     joined, rows, cv = cross_validate_scores(judge, human, options)
     fitted = fit_judge(
         rows, objective=options.objective, beta=options.beta, inner_folds=options.folds,
         seed=options.seed,
     )  # fmt: skip
-    identity = _identity(scores, options.metric, set(rows.ids))
     profile = CalibrationProfile(
         judge=identity,
         map=fitted.map.to_json(),
@@ -363,6 +364,11 @@ def _identity(scores: str | os.PathLike[str], metric: str, ids: set[str]) -> Jud
                 f"the labelled rows were judged by different {what} ({', '.join(sorted(found))});"
                 " a profile fits one judge", source=str(scores),
             )  # fmt: skip
+    if not models:
+        raise InputError(
+            "no labelled row is in the score file: the labels' ids must be the score file's",
+            source=str(scores), field="id",
+        )  # fmt: skip
     return JudgeIdentity(
         metric=metric, model=models.pop(), mode=modes.pop(), prompts=tuple(sorted(prompts))
     )

@@ -87,3 +87,15 @@ def test_a_fit_records_the_sampling_of_its_labels(tmp_path: Path) -> None:
     }  # fmt: skip
     assert outcome.profile.judge.model == "local/m"
     assert outcome.profile.judge.prompts == ("claims/x.en@1#abc",)
+
+
+def test_labels_of_other_rows_are_a_clear_error(tmp_path: Path) -> None:
+    from rag_judge.calibration.labels import human_labels_from_records
+    from rag_judge.core.errors import InputError
+
+    scores = write_scores(tmp_path / "scores.jsonl")
+    other = human_labels_from_records(
+        [{"id": f"x{i}", "label": i % 2} for i in range(12)], "binary"
+    )
+    with pytest.raises(InputError, match="no labelled row is in the score file"):
+        fit_profile(scores, LabelSource(human=other), FitOptions(metric=METRIC))
