@@ -15,13 +15,20 @@ make it agree with people more on rows it has not seen? On the bundled labelled 
    balanced accuracy at 0.5, Cohen's κ, Brier, ECE with 95% bootstrap CIs, a paired bootstrap
    CI of the AUC difference, and prompt tokens and seconds per row.
 
+``rescore`` judges the labelled rows again without examples ("before" on this machine; free
+where another run already filled the default cache), and ``time-paired`` times the first rows
+of fold 0 without, then with, the examples under the same conditions.
+
 Resumable: each finished fold is a file, and every call goes through the default response
-cache, so a re-run skips what was done.
+cache, so a re-run skips what was done; ``run --fold N`` judges one fold (the committed run
+alternated the sets fold by fold, so a stop at a deadline leaves a stratified share of both).
 
 Usage::
 
     .venv/bin/python benchmarks/few_shot_alignment.py run --set wice_dev
     .venv/bin/python benchmarks/few_shot_alignment.py run --set begin_dev
+    .venv/bin/python benchmarks/few_shot_alignment.py rescore --set wice_dev
+    .venv/bin/python benchmarks/few_shot_alignment.py time-paired --set wice_dev --rows 20
     .venv/bin/python benchmarks/few_shot_alignment.py report
 """
 
@@ -160,35 +167,43 @@ def _judge_fold(name: str, index: int, rows: list[Any], examples: Any) -> None:
     print(f"{name} fold {index}: {len(rows)} rows in {timing['seconds']} s", flush=True)
 
 
-def time_before(name: str, rows: int) -> None:
-    """Seconds per row without examples on this machine: the first ``rows`` labelled rows of
-    fold 0, judged with no cache (the before file's times come from a cache)."""
+def time_paired(name: str, rows: int) -> None:
+    """Seconds per row without and with examples under the same conditions: the first
+    ``rows`` rows of fold 0, with no response cache, one loaded model (loading not timed),
+    all of them without examples, then all of them with fold 0's examples (in blocks, as a
+    run goes: consecutive rows share the examples' prefix)."""
+    from rag_judge.runtime.session import open_session
+    from rag_judge.runtime.settings import load_settings
+
     chosen = loaded(name)
     by_id = {s.id: s for s in chosen.samples}
     picked = [by_id[i] for i in folds(chosen)[0][:rows]]
-    seconds: list[float] = []
-    last = time.time()
+    examples = read_examples(OUT / name / "fold0.examples.jsonl")
+    session = open_session(load_settings({}), cache=False)
+    rag_judge.evaluate(picked[:1], [METRIC], client=session.client, cache=False)  # load
+    record: dict[str, Any] = machine_info("llama-cpp-python") | {"rows": len(picked)}
+    for side, shots in (("before", ()), ("after", examples)):
+        seconds: list[float] = []
+        last = time.time()
 
-    def tick(_: Any) -> None:
-        nonlocal last
-        now = time.time()
-        seconds.append(round(now - last, 2))
-        last = now
-        print(f"{name} before: {len(seconds)}/{len(picked)} {seconds[-1]} s", flush=True)
+        def tick(_: Any, seconds: list[float] = seconds, side: str = side) -> None:
+            nonlocal last
+            now = time.time()
+            seconds.append(round(now - last, 2))
+            last = now
+            print(f"{name} {side}: {len(seconds)}/{len(picked)} {seconds[-1]} s", flush=True)
 
-    rag_judge.evaluate(picked[:1], [METRIC], cache=False)  # loads the model: not timed
-    last = time.time()
-    result = rag_judge.evaluate(picked, [METRIC], cache=False, progress=tick)
-    tokens = [
-        r["results"][METRIC].get("usage", {}).get("prompt_tokens") for r in result.to_records()
-    ]
-    record = machine_info("llama-cpp-python") | {
-        "rows": len(picked),
-        "seconds_per_row": seconds,
-        "prompt_tokens": tokens,
-        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-    }
-    out = OUT / name / "before_timing.json"
+        last = time.time()
+        result = rag_judge.evaluate(
+            picked, [METRIC], client=session.client, cache=False, few_shot=shots, progress=tick
+        )
+        usage = [r["results"][METRIC].get("usage", {}) for r in result.to_records()]
+        record[side] = {
+            "seconds_per_row": seconds,
+            "prompt_tokens": [u.get("prompt_tokens") for u in usage],
+            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        }
+    out = OUT / name / "paired_timing.json"
     out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
@@ -298,10 +313,8 @@ def compare(name: str) -> dict[str, Any] | None:
             _auc_difference(h, values["rescored"], values["before"])
         )
     timings = [json.loads(p.read_text()) for p in sorted(out.glob("fold[0-9].timing.json"))]
-    before_timing = out / "before_timing.json"
-    before_seconds = (
-        json.loads(before_timing.read_text())["seconds_per_row"] if before_timing.exists() else []
-    )
+    paired_file = out / "paired_timing.json"
+    paired = json.loads(paired_file.read_text()) if paired_file.exists() else None
     return {
         "set": name,
         "labelled_rows": sum(len(f) for f in folds(chosen)),
@@ -314,8 +327,26 @@ def compare(name: str) -> dict[str, Any] | None:
         **{k: _side(h, f, both, judged) for k, f in sources.items()},
         "roc_auc_difference(value)": differences,
         "seconds_per_row": {
-            "after": _seconds([s for t in timings for s in _timed(t["seconds_per_row"])]),
-            "before": _seconds(before_seconds),
+            "after (the cross-validated run)": _seconds(
+                [s for t in timings for s in _timed(t["seconds_per_row"])]
+            ),
+            **(
+                {}
+                if paired is None
+                else {
+                    f"{side} (paired timing, {paired['rows']} rows of fold 0, no cache)": (
+                        _seconds(paired[side]["seconds_per_row"])
+                    )
+                    for side in ("before", "after")
+                }
+            ),
+        },
+        "paired_timing_machine": None
+        if paired is None
+        else {k: paired[k] for k in ("cpu_model", "date_utc", "load_average_at_start")}
+        | {
+            f"load_average_at_end_{k}": paired[k]["load_average_at_end"]
+            for k in ("before", "after")
         },
         "machine": json.loads((out / "machine.json").read_text()),
         "load_average_at_fold_ends": [t["load_average_at_end"] for t in timings],
@@ -393,8 +424,11 @@ def markdown(found: list[dict[str, Any]]) -> str:
         "Intel Xeon) and the person, then the fold judged with them (after). "
         "'Re-scored here' is the same judge without examples on this machine, where it ran. "
         "95% percentile bootstrap CIs (2,000 resamples, seed 0); supported iff value >= 0.5; "
-        "Brier and ECE (10 bins) on P(supported), lower is better. Seconds per row leave out "
-        "rows answered from the cache and each fold run's first row (it loads the model).",
+        "Brier and ECE (10 bins) on P(supported), lower is better. The cross-validated run's "
+        "seconds per row leave out rows answered from the cache and each fold run's first row "
+        "(it loads the model); it shared the 2 cores with other jobs (the load averages). "
+        "The paired timing judges the first rows of fold 0 without, then with, fold 0's "
+        "examples, with no cache and one loaded model: the two under the same conditions.",
         "",
     ]
     for c in found:
@@ -421,16 +455,14 @@ def markdown(found: list[dict[str, Any]]) -> str:
             + " | ".join(f"{t['mean']:.0f} ({t['median']:.0f})" for t in tokens)
             + " |"
         )
-        seconds = {"before": None, "rescored": c["seconds_per_row"]["before"]}
-        seconds["after"] = c["seconds_per_row"]["after"]
-        lines.append(
-            "| seconds per row, median (mean; rows timed) | "
-            + " | ".join(_secs(seconds[k]) for k in sides)
-            + " |"
-        )
         lines += ["", "Paired bootstrap of the ROC AUC (value) difference:", ""]
         for label, cell in c["roc_auc_difference(value)"].items():
             lines.append(f"- {label}: {_fmt(cell)}")
+        lines += ["", "Seconds per row, median (mean, p90; rows timed):", ""]
+        for label, cell in c["seconds_per_row"].items():
+            lines.append(f"- {label}: {_secs(cell)}")
+        if (t := c["paired_timing_machine"]) is not None:
+            lines.append(f"- paired timing machine: {t}")
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -438,7 +470,7 @@ def markdown(found: list[dict[str, Any]]) -> str:
 def _secs(cell: dict[str, float] | None) -> str:
     if cell is None:
         return "—"
-    return f"{cell['median']:.1f} ({cell['mean']:.1f}; {cell['rows']})"
+    return f"{cell['median']:.1f} ({cell['mean']:.1f}, {cell['p90']:.1f}; {cell['rows']})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -449,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     go.add_argument("--fold", type=int, choices=range(FOLDS), help="only this fold")
     again = sub.add_parser("rescore", help="the labelled rows again without examples (cached)")
     again.add_argument("--set", choices=tuple(SETS), required=True)
-    timing = sub.add_parser("time-before", help="seconds per row without examples, no cache")
+    timing = sub.add_parser("time-paired", help="seconds per row without, then with examples")
     timing.add_argument("--set", choices=tuple(SETS), required=True)
     timing.add_argument("--rows", type=int, default=20)
     sub.add_parser("report", help="write results/few_shot_alignment.{md,json}")
@@ -458,8 +490,8 @@ def main(argv: list[str] | None = None) -> int:
         run(args.set, args.fold)
     elif args.command == "rescore":
         rescore(args.set)
-    elif args.command == "time-before":
-        time_before(args.set, args.rows)
+    elif args.command == "time-paired":
+        time_paired(args.set, args.rows)
     else:
         write_report()
     return 0
