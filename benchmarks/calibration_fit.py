@@ -147,7 +147,7 @@ def markdown(data: dict[str, Any]) -> str:
         lines += [
             f"## {name}: {chosen['n']} labelled rows",
             "",
-            f"Score file `{found['scores']}`. {found['joined']}.",
+            f"Score file `{found['scores']}`. {found['joined'].rstrip('.')}.",
             "",
             "| figure | before | after | change |",
             "|---|---|---|---|",

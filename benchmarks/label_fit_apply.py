@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -149,7 +150,10 @@ def main() -> None:
     )
     parser.add_argument("-o", "--output", type=Path, default=HERE / "results" / "label_fit_apply")
     args = parser.parse_args()
-    out: Path = args.output
+    # Paths as a user in the repository would type them (they are recorded in the files).
+    args.scores = Path(os.path.relpath(args.scores.resolve(), ROOT))
+    out = Path(os.path.relpath(args.output.resolve(), ROOT))
+    os.chdir(ROOT)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("labels.jsonl", "profile.json", "calibrated.jsonl"):
         (out / name).unlink(missing_ok=True)
@@ -164,7 +168,7 @@ def main() -> None:
     )  # fmt: skip
     started = time.perf_counter()
     scored = cli(
-        "score", str(ROOT / "eval_sets" / "wice_dev" / "samples.jsonl"), "--metrics", METRIC,
+        "score", "eval_sets/wice_dev/samples.jsonl", "--metrics", METRIC,
         "--calibration", str(out / "profile.json"), "-o", str(out / "calibrated.jsonl"),
     )  # fmt: skip
     run["score_seconds"] = round(time.perf_counter() - started, 1)

@@ -114,7 +114,7 @@ class FittedJudge:
     threshold: float
     """Supported iff the calibrated probability >= threshold."""
     objective: str
-    """What the threshold maximises on the fitted rows."""
+    """What the threshold is for, and how it was set."""
 
     def probabilities(self, rows: FitRows) -> FloatArray:
         return np.clip(self.map.apply(rows.features(self.map.features)), 0.0, 1.0)
@@ -207,7 +207,7 @@ def fit_judge(
     fitted = fit_map(kind, features, rows.features(features), rows.labels)
     if objective == "balanced_accuracy" and threshold_rule == "prevalence":
         share = float(np.mean(rows.labels))
-        return FittedJudge(fitted, share, "balanced_accuracy (threshold = share supported)")
+        return FittedJudge(fitted, share, "balanced_accuracy: the share supported among the labels")
     probabilities = np.clip(fitted.apply(rows.features(features)), 0.0, 1.0)
     try:
         choice = best_threshold(rows.labels, probabilities, objective=objective, beta=beta)

@@ -57,7 +57,8 @@ def fit_lines(profile: CalibrationProfile) -> list[str]:
         f"Fitted {judge.metric} of {judge.model} ({judge.mode} path) on {labels.n} rows of "
         f"{origin} ({labels.supported} supported){sampled}.",
         f"Map: {profile.map['kind']}({', '.join(profile.map['features'])}); supported iff the "
-        f"calibrated probability >= {profile.threshold:.4f} (maximises {profile.objective}).",
+        f"calibrated probability >= {profile.threshold:.4f} (the threshold for "
+        f"{profile.objective}).",
         f"The folds chose: {maps}.",
         *profile.notes,
     ]
