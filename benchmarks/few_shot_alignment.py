@@ -199,6 +199,7 @@ def time_paired(name: str, rows: int) -> None:
         )
         usage = [r["results"][METRIC].get("usage", {}) for r in result.to_records()]
         record[side] = {
+            "values": {r["id"]: r["results"][METRIC]["value"] for r in result.to_records()},
             "seconds_per_row": seconds,
             "prompt_tokens": [u.get("prompt_tokens") for u in usage],
             "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
@@ -341,6 +342,7 @@ def compare(name: str) -> dict[str, Any] | None:
                 }
             ),
         },
+        "drift": None if paired is None else _drift(sources["before"], paired["before"]["values"]),
         "paired_timing_machine": None
         if paired is None
         else {k: paired[k] for k in ("cpu_model", "date_utc", "load_average_at_start")}
@@ -351,6 +353,21 @@ def compare(name: str) -> dict[str, Any] | None:
         "machine": json.loads((out / "machine.json").read_text()),
         "load_average_at_fold_ends": [t["load_average_at_end"] for t in timings],
         "calls": [t["calls"] for t in timings],
+    }
+
+
+def _drift(before: dict[str, dict[str, Any]], fresh: dict[str, float | None]) -> dict[str, Any]:
+    """How far the committed before file is from the same judge run afresh here (the paired
+    timing's rows without examples): the largest change of a value, and verdict flips."""
+    pairs = [
+        (before[i]["value"], v)
+        for i, v in fresh.items()
+        if v is not None and before[i].get("value") is not None
+    ]
+    return {
+        "rows": len(pairs),
+        "largest_change": round(max((abs(a - b) for a, b in pairs), default=0.0), 4),
+        "flips_at_0.5": sum((a >= 0.5) != (b >= 0.5) for a, b in pairs),
     }
 
 
@@ -463,6 +480,13 @@ def markdown(found: list[dict[str, Any]]) -> str:
             lines.append(f"- {label}: {_secs(cell)}")
         if (t := c["paired_timing_machine"]) is not None:
             lines.append(f"- paired timing machine: {t}")
+        if (d := c["drift"]) is not None:
+            lines += [
+                "",
+                f"The committed before file against the judge run afresh here on {d['rows']} "
+                f"rows (the paired timing's, without examples): largest change of a value "
+                f"{d['largest_change']}, {d['flips_at_0.5']} verdicts flipped at 0.5.",
+            ]
         lines.append("")
     return "\n".join(lines) + "\n"
 
