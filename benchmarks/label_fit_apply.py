@@ -39,8 +39,8 @@ from rag_judge.calibration import (
     cohen_kappa,
     expected_calibration_error,
 )
-from rag_judge.calibration.estimate import bootstrap_estimate
-from rag_judge.calibration.fit import _STATISTICS
+from rag_judge.calibration.estimate import BootstrapOptions
+from rag_judge.calibration.fit import paired_change
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
@@ -130,13 +130,8 @@ def held_out(calibrated: Path, labelled: set[str], truth: dict[str, int]) -> dic
         ("cohen_kappa", cohen_kappa(h, raw_v, categories=(0.0, 1.0)),
          cohen_kappa(h, cal_v, categories=(0.0, 1.0))),
     ):  # fmt: skip
-        one = _STATISTICS[name]
-
-        def change(idx: Any, one: Any = one) -> Any:
-            a, b = one(h[idx], cal_p[idx], cal_v[idx]), one(h[idx], raw_p[idx], raw_v[idx])
-            return a if not isinstance(a, float) else (b if not isinstance(b, float) else a - b)
-
-        paired = bootstrap_estimate(f"change in {name}", change, h.size)
+        options = BootstrapOptions(confidence=0.95, n_resamples=2000, seed=0)
+        paired = paired_change(name, h, (raw_p, raw_v), (cal_p, cal_v), options)
         figures[name] = {"before": figure(before), "after": figure(after), "change": figure(paired)}
     return {"n": int(h.size), "supported": int(h.sum()), "figures": figures}
 

@@ -255,7 +255,7 @@ def cross_validate_fit(
     before = _figures(rows.labels, before_p, before_v, options)
     after = _figures(rows.labels, out_of_fold, verdicts, options)
     change = {
-        name: _paired_change(
+        name: paired_change(
             name, rows.labels, (before_p, before_v), (out_of_fold, verdicts), options
         )
         for name in FIGURES
@@ -301,14 +301,15 @@ def _figures(
     }
 
 
-def _paired_change(
+def paired_change(
     name: str,
     labels: FloatArray,
     before: tuple[FloatArray, FloatArray],
     after: tuple[FloatArray, FloatArray],
     options: BootstrapOptions,
 ) -> Estimate:
-    """after − before of one figure, on the same bootstrap resamples of the rows."""
+    """after − before of one figure (a name of :data:`FIGURES`), each side given as
+    (probabilities, verdicts), on the same bootstrap resamples of the rows."""
     one = _STATISTICS[name]
 
     def statistic(idx: IntArray) -> StatisticValue:
