@@ -46,7 +46,7 @@ from rag_judge.core.language import detect_language
 from rag_judge.core.types import RagSample
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.score.run import aevaluate
-from rag_judge.jobs.sweep import run_sweep
+from rag_judge.jobs.sweep import SweepOptions, run_sweep
 from rag_judge.jobs.sweep.in_process import build_rag
 from rag_judge.jobs.sweep.plan import parse_ks
 from rag_judge.judges import DEFAULT_METRICS, JUDGES
@@ -124,12 +124,11 @@ async def planned(
     recorder = Recorder("planned", ledger, save, earlier, cpu=args.cpu)
     result = await run_sweep(
         eval_set,
+        SweepOptions(ks=tuple(args.ks), metrics=tuple(args.metrics)),
         retriever=rag.retriever,
         chunks=rag.chunks,
         client=client,
         embedder=rag.embedder,
-        ks=args.ks,
-        metrics=args.metrics,
         progress=recorder.done,
     )
     out = recorder.totals()

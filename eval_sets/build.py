@@ -1,11 +1,12 @@
-"""Build the bundled retrieval eval sets ``cmrc2018_zh`` and ``cranfield`` from their sources.
+"""Build the bundled retrieval eval sets (``cmrc2018_zh``, ``cranfield``, ...) from their sources.
 
 Usage::
 
     python eval_sets/build.py [--source /work/shared/data] [--out eval_sets] [--only NAME]
 
 Reads the upstream files as fetched (``<source>/cmrc2018_zh/raw/cmrc2018_dev.json`` and
-``LICENCE``; ``<source>/cranfield/raw/cran.all.1400``, ``cran.qry``, ``cranqrel``) and writes
+``LICENCE``; ``<source>/cranfield/raw/cran.all.1400``, ``cran.qry``, ``cranqrel``;
+``<source>/squad2_dev_excerpt/raw/dev-v2.0-excerpt.json`` and ``LICENCE``) and writes
 ``corpus.jsonl``, ``queries.jsonl``, ``qrels.tsv``, ``LICENSE.md`` and ``manifest.json`` into
 ``<out>/<name>/``. Deterministic: the same sources give byte-identical files, so the bundled
 files are exactly what this script writes (``tests/data/test_eval_set_loader.py`` checks it when the
@@ -31,6 +32,7 @@ DEFAULT_SOURCE = Path("/work/shared/data")
 DEFAULT_OUT = Path(__file__).resolve().parent
 SHORT = "cmrc_short_answers"
 CHUNKED = "cmrc2018_zh_chunked"
+SQUAD2 = "squad2_en_chunked"
 CMRC_COMMIT = "c0eb1b6ba219847457e6af3180da722bbeb656af"
 CRAN_COMMIT = "4ea1b8e02da1db64b68b0364d50620b3c95528dc"
 QRELS_FIELDS = "query_id, doc_id, relevance (tab-separated, header line)"
@@ -428,6 +430,17 @@ FIELDS = {
         "questions the gold-coverage check leaves out are absent",
         "qrels.tsv": QRELS_FIELDS + "; relevance 1, one paragraph per question",
     },
+    SQUAD2: {
+        "corpus.jsonl": "doc_id (<article>_<paragraph>, from 0), title (the article), text: one "
+        "SQuAD 2.0 dev paragraph per line (cut into passages by the manifest's chunking when "
+        "indexed)",
+        "queries.jsonl": "query_id (SQuAD's id), question, answers (deduplicated, non-empty; [] "
+        "when unanswerable), type, answerable, asked_on (the doc_id of the paragraph it was "
+        "written on), plausible_answers (unanswerable only); answerable questions the "
+        "gold-coverage check leaves out are absent",
+        "qrels.tsv": QRELS_FIELDS + "; relevance 1, one paragraph per answerable question, "
+        "none for an unanswerable one",
+    },
     SHORT: {
         "samples.jsonl": "id, question, contexts, answer, reference, references, language, "
         "metadata (kind, split, cmrc_id, answer_from)",
@@ -468,13 +481,21 @@ def build_cmrc_chunked(source: Path) -> tuple[Files, Row]:
     return build_chunked(*build_cmrc(source))
 
 
+def build_squad2_chunked(source: Path) -> tuple[Files, Row]:
+    """The squad2_en_chunked retrieval set (see ``eval_sets/squad2.py``)."""
+    from squad2 import build_squad2  # beside this script
+
+    return build_squad2(source)
+
+
 BUILDERS: dict[str, Callable[[Path], tuple[Files, Row]]] = {
     "cmrc2018_zh": build_cmrc,
     CHUNKED: build_cmrc_chunked,
     "cranfield": build_cranfield,
     SHORT: build_cmrc_short_answers,
+    SQUAD2: build_squad2_chunked,
 }
-SOURCE_FOLDER = {SHORT: "cmrc2018_zh", CHUNKED: "cmrc2018_zh"}
+SOURCE_FOLDER = {SHORT: "cmrc2018_zh", CHUNKED: "cmrc2018_zh", SQUAD2: "squad2_dev_excerpt"}
 """Sets built from another set's source folder."""
 
 

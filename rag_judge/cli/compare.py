@@ -55,8 +55,8 @@ def compare_retrievers_command(
 ) -> None:
     """Compare retrievers on EVAL_SET, by document id and by answer text.
 
-    EVAL_SET is a bundled set (cmrc2018_zh, cmrc2018_zh_chunked, cranfield) or a folder in the
-    eval-set format.
+    EVAL_SET is a bundled set (cmrc2018_zh, cmrc2018_zh_chunked, squad2_en_chunked, cranfield) or
+    a folder in the eval-set format.
     Each retriever ranks the top 10 chunks once; Recall@1/5/10, MRR@10, nDCG@10 and joint
     Recall@5 follow, each as mean [95% CI], by id (qrels) and by answer text (n-gram
     coverage of the reference; not applicable without reference answers). Then each

@@ -44,26 +44,6 @@ def checked_profile(
     """
     if path is None:
         return None
-    from rag_judge.calibration.profile import read_profile
-    from rag_judge.core.errors import InputError
-    from rag_judge.jobs.fit_profile import check_profile_for_run
-    from rag_judge.judges.work import default_mode
+    from rag_judge.jobs.fit_profile import profile_for_run
 
-    profile, name = read_profile(path)
-    metric = profile.judge.metric
-    if metric not in metrics:
-        raise InputError(
-            f"the profile calibrates {metric}, which this run does not judge: add it to --metrics",
-            source=str(path),
-        )
-    model = settings.judge_model
-    try:
-        check_profile_for_run(
-            profile, metric=metric, model=model, mode=mode or default_mode(model),
-            few_shot=few_shot,
-        )  # fmt: skip
-    except InputError as error:
-        raise InputError(
-            f"refused: {error.message}", source=str(path), field=error.field
-        ) from error
-    return profile, name
+    return profile_for_run(path, metrics, model=settings.judge_model, mode=mode, few_shot=few_shot)

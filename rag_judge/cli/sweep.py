@@ -25,9 +25,10 @@ from rag_judge.cli.options import (
     output_option,
     scale_out_options,
 )
-from rag_judge.cli.profile_option import calibration_option, checked_profile
+from rag_judge.cli.profile_option import calibration_option
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
+from rag_judge.jobs.sweep.decision import DEFAULT_CONFIDENCE, DEFAULT_MARGIN
 from rag_judge.judges import DEFAULT_OBJECTIVE
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class SweepArgs:
     metrics: str
     limit: int | None
     objective: str | None
+    margin: float
+    confidence: float
     embeddings: str | None
     support_probability: bool
     no_cache: bool
@@ -110,8 +113,23 @@ class SweepArgs:
 @limit_option("Sweep only the first N questions.")
 @click.option(
     "--objective",
-    help=f"What 'best k' maximises: a metric or a product such as {DEFAULT_OBJECTIVE} "
-    "(default; a reference-free set falls back to what it has).",
+    help=f"What the decision maximises: a metric or a product such as {DEFAULT_OBJECTIVE} "
+    "(default; a reference-free set falls back to what it has). A refusal scores 0 (1 on a "
+    "question the set marks unanswerable).",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0, max=1, max_open=True),
+    default=DEFAULT_MARGIN,
+    show_default=True,
+    help="Recommend the cheapest k whose objective is confirmed within this much of the best.",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+    default=DEFAULT_CONFIDENCE,
+    show_default=True,
+    help="Family-wise confidence of the decision's intervals (all ks compared at once).",
 )
 @model_options(
     model="Generator and judge provider/model (default: settings, then local).",
@@ -136,34 +154,28 @@ class SweepArgs:
 @json_mode_option
 @friendly_errors
 def sweep(**params: Any) -> None:
-    """Retrieve, answer and judge every question of EVAL_SET for each k, and report.
+    """Retrieve, answer and judge every question of EVAL_SET for each k, and decide k.
 
-    EVAL_SET is a bundled set (cmrc2018_zh, cmrc2018_zh_chunked, cranfield) or a folder in the
-    eval-set format.
+    EVAL_SET is a bundled set (cmrc2018_zh, cmrc2018_zh_chunked, squad2_en_chunked, cranfield) or
+    a folder in the eval-set format.
     Per question, answers are generated in ascending k (the local model reuses its cached
     prompt prefix), then judged; context recall for every k comes from one pass over the top
     K. Interrupted? Run the same command again: finished calls come from the cache.
+    The decision compares every k on the same questions (a refusal counts: 0, or 1 on a
+    question the set marks unanswerable) and recommends the cheapest k within --margin of the
+    best, or says which ks the data cannot yet separate (decision.json).
     """
-    from rag_judge.jobs.sweep.objective import decide
     from rag_judge.jobs.sweep.options import STATE_FILE
     from rag_judge.report.sweep_report import write_sweep_report
 
     options = SweepArgs.from_params(params)
     settings, job, target, loaded = _checked(options)
-    profile = checked_profile(
-        options.calibration, job.metrics, settings, options.judging.mode, job.judge.few_shot
-    )
     run = _run_sweep(options, settings, job, target, loaded)
     result = run.result
-    if profile is not None:
-        from rag_judge.jobs.fit_profile import apply_profile_to_sweep
-
-        result = apply_profile_to_sweep(result, *profile)
     if options.scale.batch:
         echo_stages(run.stages, options.output / STATE_FILE)
-    decision = decide(result)  # the sweep decides; the report renders
     title = f"{loaded.name} k-sweep"
-    report = write_sweep_report(result, options.output, decision=decision, title=title)
+    report = write_sweep_report(result, options.output, title=title)
     click.echo(report.markdown_path.read_text(encoding="utf-8"))
     if (reason := result.nothing_judged()) is not None:
         click.echo(f"error: {reason}; the tables are written, but decide nothing", err=True)
@@ -186,6 +198,8 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     job = SweepOptions(
         ks=parse_ks(options.ks),
         objective=options.objective,
+        margin=options.margin,
+        confidence=options.confidence,
         metrics=tuple(metric_names(options.metrics)),
         limit=options.limit,
         retriever=options.retriever,
@@ -198,6 +212,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
             reasons=judging.reasons,
             few_shot=read_few_shot(options.few_shot),
         ),
+        calibration=options.calibration,
     )
     target = options.scale.target(options.no_cache, settings, generator=True)
     loaded = load_eval_set(options.eval_set)

@@ -5,7 +5,9 @@ A set is a folder ``<name>/`` with five files, the same for every set:
 - ``corpus.jsonl``: one document per line: ``doc_id``, ``title`` (may be empty), ``text``.
 - ``queries.jsonl``: one question per line: ``query_id``, ``question``, ``answers`` (reference
   answer strings; ``[]`` when the set has none), ``type`` (a question-type label for
-  breakdowns), and optional extra fields, kept in :attr:`EvalQuery.extra`.
+  breakdowns), optional ``answerable`` (``false`` marks a question the corpus cannot answer,
+  where "I don't know" is the right reply; its ``answers`` must be ``[]``), and optional extra
+  fields, kept in :attr:`EvalQuery.extra`.
 - ``qrels.tsv``: ``query_id<TAB>doc_id<TAB>relevance`` after a header line; graded where the
   source is graded (>= 1 relevant, 0 or less judged not relevant).
 - ``manifest.json``: ``name``, ``description``, ``source``, ``licence``, ``language``,
@@ -52,7 +54,7 @@ DATA_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.tsv")
 """The files every eval set has besides ``manifest.json`` and ``LICENSE.md``."""
 QRELS_HEADER = ("query_id", "doc_id", "relevance")
 _MODIFIED = "the file was modified; rebuild with eval_sets/build.py or update the manifest"
-_QUERY_FIELDS = frozenset({"query_id", "question", "answers", "type"})
+_QUERY_FIELDS = frozenset({"query_id", "question", "answers", "type", "answerable"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,9 @@ class EvalQuery:
     """Question-type label for breakdowns (how it was derived: the manifest)."""
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """Any other fields of the query's line, read-only."""
+    answerable: bool = True
+    """False when the set marks the question unanswerable from its corpus: a refusal is then
+    the right answer and an answer that asserts something is the wrong one."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,22 @@ def _answers(row: Mapping[str, Any], where: Where) -> tuple[str, ...]:
     return tuple(answers)
 
 
+def _answerable(row: Mapping[str, Any], where: Where) -> bool:
+    """The optional ``answerable`` flag (default true); an unanswerable question has no
+    reference answer."""
+    answerable = row.get("answerable", True)
+    if not isinstance(answerable, bool):
+        raise bad(f"must be true or false, got {answerable!r}", where, "answerable")
+    if not answerable and row.get("answers"):
+        raise bad(
+            "an unanswerable question (answerable: false) must have answers: []; keep near "
+            "misses in another field such as plausible_answers",
+            where,
+            "answers",
+        )
+    return answerable
+
+
 def _read_queries(path: Path) -> tuple[EvalQuery, ...]:
     seen: dict[str, Where] = {}
     queries = []
@@ -210,6 +231,7 @@ def _read_queries(path: Path) -> tuple[EvalQuery, ...]:
                 answers=_answers(row, where),
                 type=_string(row, "type", where),
                 extra=MappingProxyType({k: v for k, v in row.items() if k not in _QUERY_FIELDS}),
+                answerable=_answerable(row, where),
             )
         )
     return tuple(queries)
@@ -273,7 +295,7 @@ def _warnings(
         ],
         "documents have no text": [d.id for d in documents if not d.text.strip()],
         "queries have no reference answer": [
-            q.id for q in queries if has_answers and not q.answers
+            q.id for q in queries if has_answers and q.answerable and not q.answers
         ],
     }
     return tuple(f"{len(ids)} {what}: {_few(ids)}" for what, ids in problems.items() if ids)

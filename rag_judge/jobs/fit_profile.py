@@ -188,6 +188,44 @@ def check_profile_for_run(
     )
 
 
+def profile_for_run(
+    path: str | os.PathLike[str],
+    metrics: Sequence[str],
+    *,
+    model: str,
+    mode: str | None,
+    few_shot: Sequence[WorkedExample] = (),
+) -> tuple[CalibrationProfile, str]:
+    """The profile at ``path`` and its name, checked against a run of ``metrics`` by ``model``
+    on the ``mode`` path (None: the model's default) before its first call.
+
+    Raises:
+        InputError: the profile cannot be read, calibrates a metric the run does not judge, or
+            was fitted on another model, path, prompt version or worked examples.
+    """
+    from rag_judge.calibration.profile import read_profile
+    from rag_judge.judges.work import default_mode
+
+    profile, name = read_profile(path)
+    metric = profile.judge.metric
+    if metric not in metrics:
+        raise InputError(
+            f"the profile calibrates {metric}, which this run does not judge: add it to the "
+            "metrics",
+            source=str(path),
+        )
+    try:
+        check_profile_for_run(
+            profile, metric=metric, model=model, mode=mode or default_mode(model),
+            few_shot=few_shot,
+        )  # fmt: skip
+    except InputError as error:
+        raise InputError(
+            f"refused: {error.message}", source=str(path), field=error.field
+        ) from error
+    return profile, name
+
+
 def apply_profile(
     result: EvaluationResult, profile: CalibrationProfile, name: str
 ) -> EvaluationResult:

@@ -49,6 +49,9 @@ class Judge:
     uses_model: bool = True
     """It calls the model (False for exact match and F1): a run whose every call failed has
     judged nothing, however many rows these scored."""
+    reads_answer_claims: bool = False
+    """It extracts the answer's claims, so its ``no_claims`` says the answer asserts nothing:
+    a refusal, whatever its wording (the k-sweep counts it as one)."""
 
     @property
     def reads_passages(self) -> bool:

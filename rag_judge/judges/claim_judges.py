@@ -73,6 +73,7 @@ FAITHFULNESS = Judge(
     cites="contexts",
     moved_by="noise",
     default=True,
+    reads_answer_claims=True,
 )
 COMPLETENESS = Judge(
     name="completeness",

@@ -16,9 +16,12 @@ from typing import Any
 import pandas as pd
 
 from rag_judge.core.types import ClaimVerdict
-from rag_judge.jobs.sweep.result import COST_COLUMNS, SweepResult
-from rag_judge.jobs.sweep.summary import BestK
+from rag_judge.jobs.sweep.columns import COST_COLUMNS
+from rag_judge.jobs.sweep.decision import Decision
+from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES
+from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.judges import JUDGES
+from rag_judge.report.sweep_decision import REFUSAL_HEADS, decision_view
 from rag_judge.report.sweep_models import generator_name, self_judging_warning
 from rag_judge.report.sweep_questions import question_view
 from rag_judge.report.tables import MISSING
@@ -86,9 +89,11 @@ def _interval(low: Any, high: Any) -> str:
     return "" if pd.isna(low) or pd.isna(high) else f"[{low:.3f}, {high:.3f}]"
 
 
-def table_groups(retrieval: Sequence[str], judges: Sequence[str]) -> list[tuple[str, list[str]]]:
+def table_groups(
+    retrieval: Sequence[str], judges: Sequence[str], refusals: Sequence[str] = ()
+) -> list[tuple[str, list[str]]]:
     """The summary tables: retrieval by document id, by answer text (and any other retrieval
-    column), then the judges; empty groups left out."""
+    column), the judges, then the refusal shares; empty groups left out."""
     by_id = [c for c in retrieval if c.startswith("doc_")]
     by_text = [c for c in retrieval if c.startswith("text_")]
     other = [c for c in retrieval if c not in by_id and c not in by_text]
@@ -97,19 +102,20 @@ def table_groups(retrieval: Sequence[str], judges: Sequence[str]) -> list[tuple[
         ("Retrieval by answer text", by_text),
         ("Retrieval", other),
         ("Generation", list(judges)),
+        ("Refusals", list(refusals)),
     ]
     return [(name, columns) for name, columns in groups if columns]
 
 
 def summary_grid(
-    summary: pd.DataFrame, metrics: Sequence[str], best_k: int | None
+    summary: pd.DataFrame, metrics: Sequence[str], marked: int | None
 ) -> tuple[GridRow, ...]:
     """One row per k, one cell per metric, from a summary frame (``SweepResult.summary``)."""
     cells = {(int(r["k"]), str(r["metric"])): r for r in summary.to_dict("records")}
     return tuple(
         GridRow(
             k,
-            k == best_k,
+            k == marked,
             tuple(
                 Cell(
                     MISSING if pd.isna(row["mean"]) else f"{row['mean']:.3f}",
@@ -237,8 +243,7 @@ def render_sweep_html(
     result: SweepResult,
     summary: pd.DataFrame,
     *,
-    best: BestK | None,
-    objective_note: str,
+    decision: Decision,
     png: bytes,
     title: str = "",
     worst: int = 5,
@@ -246,23 +251,20 @@ def render_sweep_html(
     judges: Sequence[str] = (),
     files: Sequence[str] = (),
     sides: Sequence[str] = (),
-    objective: str | None = None,
 ) -> str:
     """The report page.
 
     Args:
         result: The sweep.
         summary: Per k and metric means and CIs (may include a compound objective's rows).
-        best: The best k, or None when no objective could be computed.
-        objective_note: Why the objective differs from the one asked for ("" when it does not).
+        decision: The sweep's decision (the first section and the highlighted k).
         png: The plot, embedded as a data URI.
         title: The heading (the eval set and what was swept).
         worst: Lowest-valued rows shown per judge.
         retrieval: Retrieval columns of the first summary table (default: every one).
         judges: Columns of the second table (default: the judges that ran).
         files: The report's other files, listed at the end.
-        sides: What fewer and more passages than the best k did, one sentence each.
-        objective: What the best k was chosen by (the cost-per-k table's quality column).
+        sides: What fewer and more passages than the reference k did, one sentence each.
     """
     import jinja2
 
@@ -276,7 +278,8 @@ def render_sweep_html(
     frame = result.per_question
     retrieval = list(retrieval) or [c for c in result.value_columns if c not in result.metrics]
     judges = list(judges) or list(result.metrics)
-    best_k = best.k if best is not None else None
+    view = decision_view(decision)
+    refusals = [m for m in REFUSAL_MEASURES if (summary["metric"] == m).any()]
     return environment.get_template(TEMPLATE).render(
         title=title or "k-sweep report",
         model=result.model or "unknown",
@@ -285,13 +288,18 @@ def render_sweep_html(
         ks=", ".join(str(k) for k in result.ks),
         n_questions=int(frame["question_id"].nunique()),
         n_rows=len(frame),
-        best=best,
+        decision=view,
+        excluded=decision.excluded_sentence(),
         sides=list(sides),
-        objective_note=objective_note,
+        objective_note=decision.objective.note,
         png=base64.b64encode(png).decode("ascii"),
         tables=[
-            (name, columns, summary_grid(summary, columns, best_k))
-            for name, columns in table_groups(retrieval, judges)
+            (
+                name,
+                [REFUSAL_HEADS.get(c, c) for c in columns],
+                summary_grid(summary, columns, view.marked),
+            )
+            for name, columns in table_groups(retrieval, judges, refusals)
         ],
         skipped=sorted(result.skipped.items()),
         uncovered=[
@@ -303,7 +311,7 @@ def render_sweep_html(
         worst=worst,
         cases=[(m, worst_cases(result, m, worst)) for m in result.metrics],
         files=list(files),
-        view=question_view(result, objective),
+        view=question_view(result, decision.objective.used),
     )
 
 

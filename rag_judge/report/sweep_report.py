@@ -2,15 +2,16 @@
 
 ``write_sweep_report`` writes into one folder: ``per_question.parquet``/``.csv`` (one row per
 question x k; missing values stay empty, never "nan"), ``summary.csv`` (per k and metric: mean,
-bootstrap CI, questions scored), ``sweep.png``, ``report.html`` and ``summary.md``. The best k
-and the objective it is chosen by are the sweep's decision
-(:func:`rag_judge.jobs.sweep.objective.decide`: the one asked for, else a stated fallback when
-the eval set cannot give it); the report only renders it. Nothing depends on the clock: the
-same sweep gives the same files.
+bootstrap CI, questions scored; the refusal shares too), ``decision.json``, ``sweep.png``,
+``report.html`` and ``summary.md``. The recommended k and the objective it is chosen by are the
+sweep's decision (``result.decision``, made by the job:
+:func:`rag_judge.jobs.sweep.objective.decide`); the report only renders it. Nothing depends on
+the clock: the same sweep gives the same files.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +21,10 @@ import pandas as pd
 
 from rag_judge.core.errors import InputError
 from rag_judge.jobs.sweep.objective import Decision, Objective, decide
+from rag_judge.jobs.sweep.outcomes import objective_table, row_outcomes
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.summary import BestK, objective_values, summarise
+from rag_judge.jobs.sweep.summary import summarise
+from rag_judge.report.sweep_decision import DecisionView, decision_view
 from rag_judge.report.sweep_html import cost_totals, render_sweep_html
 from rag_judge.report.sweep_models import models_sentence, self_judging_warning
 from rag_judge.report.sweep_plot import RETRIEVAL_PLOTTED, sweep_png
@@ -32,8 +35,11 @@ from rag_judge.report.tables import MISSING, markdown_text, spreadsheet_safe
 FILES = {
     "per_question.parquet": "one row per question × k (values, statuses, answers, cost)",
     "per_question.csv": "the same rows as CSV (empty cell = not scored)",
-    "summary.csv": "per k and metric: mean, 95% CI, questions scored",
-    "sweep.png": "retrieval and judge means vs k with CI bands",
+    "summary.csv": "per k and metric: mean, 95% CI, questions scored (refusal shares too)",
+    "decision.json": "the decision: recommended k (or the ks still undecided), per k its "
+    "difference to it with simultaneous CIs, refusals and cost",
+    "sweep.png": "retrieval vs k; the decision: each k's difference to the recommended k, "
+    "the margin; refusals and cost per k",
     "report.html": "the full report (self-contained)",
     "summary.md": "this summary",
 }
@@ -47,13 +53,17 @@ class SweepReport:
     parquet_path: Path
     csv_path: Path
     summary_path: Path
+    decision_path: Path
     plot_path: Path
     html_path: Path
     markdown_path: Path
-    objective: Objective
-    """The objective the best k was chosen by, and why, when not the one asked for."""
-    best: BestK | None
-    """The best k by ``objective.used``; None when no objective could be computed."""
+    decision: Decision
+    """What the report renders: the objective, the recommended k (or why none), per k figures."""
+
+    @property
+    def objective(self) -> Objective:
+        """The objective k was chosen by, and why, when not the one asked for."""
+        return self.decision.objective
 
     @property
     def paths(self) -> tuple[Path, ...]:
@@ -62,6 +72,7 @@ class SweepReport:
             self.parquet_path,
             self.csv_path,
             self.summary_path,
+            self.decision_path,
             self.plot_path,
             self.html_path,
             self.markdown_path,
@@ -77,12 +88,13 @@ def main_metrics(result: SweepResult) -> list[str]:
 def with_objective(
     result: SweepResult, summary: pd.DataFrame, objective: str | None, **bootstrap: int
 ) -> pd.DataFrame:
-    """The summary plus a compound objective's rows (mean and CI per k), for display."""
+    """The summary plus a compound objective's rows (mean and CI per k), for display: as the
+    decision counts it (every question at every k, a refusal valued), over its questions."""
     if objective is None or "*" not in objective:
         return summary
-    frame = result.per_question.assign(
-        **{objective: objective_values(result.per_question, objective)}
-    )
+    table = objective_table(result.per_question, objective)
+    frame = result.per_question[result.per_question["question_id"].isin(table.values.index)]
+    frame = frame.assign(**{objective: row_outcomes(frame, objective)["value"]})
     extra = summarise(frame, [objective], **bootstrap)
     return pd.concat([summary, extra], ignore_index=True)
 
@@ -90,23 +102,21 @@ def with_objective(
 def render_summary_markdown(
     result: SweepResult,
     summary: pd.DataFrame,
-    objective: Objective,
-    best: BestK | None,
+    decision: Decision,
     *,
     title: str = "",
     files: Sequence[str] = tuple(FILES),
     sides: Sequence[str] = (),
 ) -> str:
-    """A short markdown summary: the best k and its test, per-k means, what was skipped, files.
+    """A short markdown summary: the decision and its table, per-k means, what was skipped.
 
     Args:
         result: The sweep.
         summary: Per k and metric means (:func:`with_objective` adds a compound objective).
-        objective: The objective chosen (see :func:`~rag_judge.jobs.sweep.objective.decide`).
-        best: The best k by it, or None.
+        decision: The sweep's decision (see :func:`~rag_judge.jobs.sweep.objective.decide`).
         title: The heading (the eval set and what was swept).
         files: The report's files, listed at the end.
-        sides: What fewer and more passages than the best k did (:func:`read_sides`).
+        sides: What fewer and more passages than the reference k did (:func:`read_sides`).
     """
     frame = result.per_question
     n = frame["question_id"].nunique()
@@ -120,22 +130,18 @@ def render_summary_markdown(
         lines += [f"> **Warning:** {markdown_text(warning)}", ""]
     if result.judge_mode_note:
         lines += [f"> {markdown_text(result.judge_mode_note)}.", ""]
-    if best is not None:
-        significance = "significantly" if best.significant else "not significantly"
-        lines += [
-            f"**Best k: {best.k}** by `{best.objective}` ({significance} better than its "
-            "neighbours).",
-            "",
-            markdown_text(best.sentence),
-            "",
-        ]
+    view = decision_view(decision)
+    lines += [decision_line(decision), "", markdown_text(view.sentence), ""]
     if sides:
         lines += [f"- {markdown_text(sentence)}" for sentence in sides] + [""]
-    if objective.note:
-        lines += [f"> {markdown_text(objective.note)}", ""]
-    columns = [c for c in [objective.used] if c and "*" in c] + main_metrics(result)
-    lines += ["## Mean per k", "", *_markdown_table(summary, columns, best), ""]
-    lines += _question_sections(question_view(result, objective.used))
+    if decision.objective.note:
+        lines += [f"> {markdown_text(decision.objective.note)}", ""]
+    lines += _decision_table(view)
+    used = decision.objective.used
+    columns = [c for c in [used] if c and "*" in c] + main_metrics(result)
+    lines += ["## Mean per k", "", _MEANS_NOTE, ""]
+    lines += [*_markdown_table(summary, columns, view.marked), ""]
+    lines += _question_sections(question_view(result, used))
     lines += ["## Not applicable", ""]
     lines += [f"- {m}: {markdown_text(why)}" for m, why in sorted(result.skipped.items())] or [
         "- none"
@@ -151,6 +157,43 @@ def render_summary_markdown(
     lines += ["", "## Files (in this folder)", ""]
     lines += [f"- `{name}`: {FILES[name]}" if name in FILES else f"- `{name}`" for name in files]
     return "\n".join(lines) + "\n"
+
+
+_MEANS_NOTE = (
+    "The objective's column counts every question the decision uses, a refusal valued; each "
+    "judge's column is over the answers it could score (a refusal has no claim to check)."
+)
+
+
+def decision_line(decision: Decision) -> str:
+    """The summary's first line: ``**Use k = 4** by `objective` (...)``."""
+    found, used = decision.recommendation, decision.objective.used
+    if used is None or found is None or not found.n_questions:
+        return f"**{decision.headline}**: no objective could be compared across the ks."
+    return (
+        f"**{decision.headline}** by `{used}` (margin {found.margin:g}, "
+        f"{found.confidence:.0%} confidence over all {len(found.standings)} ks, "
+        f"{found.n_questions} of {decision.n_swept} questions)."
+    )
+
+
+def _decision_table(view: DecisionView) -> list[str]:
+    if not view.rows:
+        return []
+    head = tuple(f"`{h}`" if "*" in h else markdown_text(h) for h in view.head)
+    lines = [
+        "## The decision per k",
+        "",
+        _row(head),
+        "|" + "---:|" * 4 + "---|" + "---:|" * (len(head) - 5),
+    ]
+    for row in view.rows:
+        cells = [
+            f"**{row[0]}**" if view.marked is not None and row[0] == str(view.marked) else row[0],
+            *row[1:],
+        ]
+        lines.append(_row(tuple(markdown_text(c) for c in cells)))
+    return [*lines, ""]
 
 
 def _question_sections(view: QuestionView) -> list[str]:
@@ -195,8 +238,8 @@ def _cost_line(result: SweepResult, frame: pd.DataFrame) -> str:
     )
 
 
-def _markdown_table(summary: pd.DataFrame, columns: Sequence[str], best: BestK | None) -> list[str]:
-    """``| k | metric ... |`` with the means to 3 decimals; the best k in bold."""
+def _markdown_table(summary: pd.DataFrame, columns: Sequence[str], marked: int | None) -> list[str]:
+    """``| k | metric ... |`` with the means to 3 decimals; the recommended k in bold."""
     means: dict[tuple[int, str], Any] = {
         (int(r["k"]), str(r["metric"])): r["mean"] for r in summary.to_dict("records")
     }
@@ -205,7 +248,7 @@ def _markdown_table(summary: pd.DataFrame, columns: Sequence[str], best: BestK |
     lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for k in ks:
         cells = [MISSING if pd.isna(v := means.get((k, c))) else f"{v:.3f}" for c in columns]
-        label = f"**{k}**" if best is not None and k == best.k else str(k)
+        label = f"**{k}**" if k == marked else str(k)
         lines.append("| " + " | ".join([label, *cells]) + " |")
     return lines
 
@@ -221,67 +264,72 @@ def write_sweep_report(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> SweepReport:
-    """Write the sweep's tables, plot, HTML page and markdown summary into ``out_dir``.
+    """Write the sweep's tables, decision, plot, HTML page and markdown summary into ``out_dir``.
 
     Args:
-        result: The sweep.
+        result: The sweep; its own decision (``result.decision``, made by the job) is rendered.
         out_dir: The folder (created if missing); existing report files are replaced.
-        objective: Another objective to choose k by than the sweep's own (a metric or
-            ``a*b``), with a stated fallback when the eval set cannot give it.
-        decision: The sweep's decision, when the caller already has it
-            (:func:`~rag_judge.jobs.sweep.objective.decide`); the report then renders it and
-            decides nothing itself.
+        objective: Decide anew by another objective than the sweep's (a metric or ``a*b``),
+            with a stated fallback when the eval set cannot give it.
+        decision: A decision to render instead of the result's.
         title: The heading of the page and summary (the eval set, the retriever ...).
         worst: Lowest-valued (question, k) rows shown per judge in the HTML page.
-        n_resamples: Bootstrap resamples of the CIs and the best-k tests.
+        n_resamples: Bootstrap resamples of the CIs (and of a decision made here).
         seed: Their seed.
 
     Raises:
-        InputError: an objective naming something that is no measure or judge.
+        InputError: an objective naming something that is no measure or judge, or both an
+            objective and a decision.
     """
     if decision is not None and objective is not None:
         raise InputError("give an objective or a decision, not both", field="objective")
     if decision is None:
+        decision = result.decision if objective is None else None
+    if decision is None:  # a result made outside the job (run_sweep), or another objective
         decision = decide(result, objective, n_resamples=n_resamples, seed=seed)
-    chosen, best = decision.objective, decision.best
+    used = decision.objective.used
+    reference = decision.recommendation.reference_k if decision.recommendation else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: out / name for name in FILES}
     summary = result.summary(n_resamples=n_resamples, seed=seed)
-    shown = with_objective(result, summary, chosen.used, n_resamples=n_resamples, seed=seed)
-    sides = read_sides(shown, best.k) if best is not None else []
+    shown = with_objective(result, summary, used, n_resamples=n_resamples, seed=seed)
+    sides = read_sides(shown, reference) if reference is not None else []
     frame = result.per_question
     frame.to_parquet(paths["per_question.parquet"], index=False)
     spreadsheet_safe(frame).to_csv(paths["per_question.csv"], index=False, lineterminator="\n")
     summary.to_csv(paths["summary.csv"], index=False, lineterminator="\n")
+    paths["decision.json"].write_text(
+        json.dumps(decision.to_json(), ensure_ascii=False, indent=2) + "\n",
+        encoding="utf-8",
+        newline="\n",
+    )
     retrieval = [m for m in RETRIEVAL_PLOTTED if m in frame.columns]
-    judges = [c for c in [chosen.used] if c and "*" in c] + list(result.metrics)
-    png = sweep_png(shown, ks=result.ks, retrieval=retrieval, judges=judges, best=best, title=title)
+    png = sweep_png(shown, decision, ks=result.ks, retrieval=retrieval, title=title)
     paths["sweep.png"].write_bytes(png)
+    judges = [c for c in [used] if c and "*" in c] + list(result.metrics)
     html = render_sweep_html(
         result,
         shown,
-        best=best,
-        objective_note=chosen.note,
+        decision=decision,
         png=png,
         title=title,
         worst=worst,
         judges=judges,
         files=[n for n in FILES if n != "report.html"],
         sides=sides,
-        objective=chosen.used,
     )
     paths["report.html"].write_text(html, encoding="utf-8", newline="\n")
-    markdown = render_summary_markdown(result, shown, chosen, best, title=title, sides=sides)
+    markdown = render_summary_markdown(result, shown, decision, title=title, sides=sides)
     paths["summary.md"].write_text(markdown, encoding="utf-8", newline="\n")
     return SweepReport(
         out_dir=out,
         parquet_path=paths["per_question.parquet"],
         csv_path=paths["per_question.csv"],
         summary_path=paths["summary.csv"],
+        decision_path=paths["decision.json"],
         plot_path=paths["sweep.png"],
         html_path=paths["report.html"],
         markdown_path=paths["summary.md"],
-        objective=chosen,
-        best=best,
+        decision=decision,
     )

@@ -27,7 +27,7 @@ from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.cli import main
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document
-from rag_judge.jobs.sweep import run_sweep
+from rag_judge.jobs.sweep import SweepOptions, run_sweep
 from rag_judge.jobs.sweep.job import run_job
 from rag_judge.jobs.sweep.objective import parse_objective
 from rag_judge.jobs.sweep.plan import parse_ks
@@ -52,11 +52,11 @@ def sweep_calls(cache: ResponseCache, *, die_after: int | None = None) -> Script
     backend = ScriptedBackend(respond=dying)
     sweep = run_sweep(
         TOY,
+        SweepOptions(ks=(1, 2, 3, 4)),
         retriever=FixedRetriever(),
         chunks=CHUNKS,
         client=ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=1)),
         embedder=EmbeddingClient(ScriptedEmbedder()),
-        ks=(1, 2, 3, 4),
     )
     if die_after is None:
         asyncio.run(sweep)
@@ -135,9 +135,16 @@ def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
     run = run_cli(tmp_path, served)
     assert run.exit_code == 0, run.output
     out = tmp_path / "out"
-    for name in ("per_question.parquet", "per_question.csv", "summary.csv", "sweep.png"):
+    for name in (
+        "per_question.parquet",
+        "per_question.csv",
+        "summary.csv",
+        "decision.json",
+        "sweep.png",
+    ):
         assert (out / name).stat().st_size > 0
-    assert "Best k" in run.output
+    decision = json.loads((out / "decision.json").read_text(encoding="utf-8"))
+    assert f"**{decision['decision']}**" in run.output
     frame = pd.read_parquet(out / "per_question.parquet")
     assert sorted(set(frame.k)) == [1, 2, 3]
     assert len(frame) == 6
@@ -232,19 +239,9 @@ def test_an_output_folder_that_is_a_file_fails_before_any_model_call(
     assert served.total_calls == 0
 
 
-def test_run_sweep_checks_the_objective_before_it_calls_the_model() -> None:
-    backend = ScriptedBackend(respond=respond)
+def test_the_sweep_options_check_the_objective_before_any_model_call() -> None:
     with pytest.raises(InputError, match="unknown metric 'doc_ndgc'"):
-        asyncio.run(
-            run_sweep(
-                TOY,
-                retriever=FixedRetriever(),
-                chunks=CHUNKS,
-                client=ModelClient(backend),
-                objective="doc_ndgc",
-            )
-        )
-    assert backend.requests == []
+        SweepOptions(objective="doc_ndgc")
 
 
 @pytest.mark.parametrize(
@@ -423,3 +420,30 @@ def test_a_sweep_refuses_a_profile_of_another_model_before_any_call(
     assert "refused" in run.output
     assert "another model" in run.output
     assert served.total_calls == 0
+
+
+def test_the_python_api_returns_the_decision_the_cli_renders(
+    tmp_path: Path, served: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = run_cli(tmp_path, served, "--margin", "0.1")
+    assert run.exit_code == 0, run.output
+    written = json.loads((tmp_path / "out" / "decision.json").read_text(encoding="utf-8"))
+    calls = served.total_calls
+    monkeypatch.setenv("RAG_JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    result = run_job(
+        "cmrc2018_zh",
+        limit=2,
+        ks="1-3",
+        margin=0.1,
+        model="openai/judge",
+        embeddings="openai/embed",
+        base_url=f"http://127.0.0.1:{served.port}/v1",
+    )
+    assert served.total_calls == calls  # every answer and verdict from the CLI's cache
+    assert result.decision is not None
+    assert result.decision.to_json() == written
+    assert written["margin"] == 0.1
+    assert written["n_questions"] == 2
+    assert [row["k"] for row in written["per_k"]] == [1, 2, 3]
+    assert {"refusal_rate", "difference_to_reference", "regret_bound"} <= set(written["per_k"][0])

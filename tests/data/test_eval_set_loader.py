@@ -18,7 +18,13 @@ from rag_judge.pipeline.build import eval_set_chunks
 
 REPO = Path(__file__).parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
-BUILT = ("cmrc2018_zh", "cranfield", "cmrc_short_answers", "cmrc2018_zh_chunked")
+BUILT = (
+    "cmrc2018_zh",
+    "cranfield",
+    "cmrc_short_answers",
+    "cmrc2018_zh_chunked",
+    "squad2_en_chunked",
+)
 MEASURED = "bm25"
 """A manifest entry measured at build time with BM25 (numpy sums): equal within rounding, not
 byte for byte, on another CPU."""
@@ -35,7 +41,12 @@ def cranfield() -> EvalSet:
 
 
 def test_available_sets_are_the_retrieval_sets() -> None:
-    assert available_eval_sets() == ["cmrc2018_zh", "cmrc2018_zh_chunked", "cranfield"]
+    assert available_eval_sets() == [
+        "cmrc2018_zh",
+        "cmrc2018_zh_chunked",
+        "cranfield",
+        "squad2_en_chunked",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -44,6 +55,7 @@ def test_available_sets_are_the_retrieval_sets() -> None:
         ("cmrc2018_zh", 848, 3219, 3219),
         ("cmrc2018_zh_chunked", 848, 3219, 3219),
         ("cranfield", 1400, 225, 1837),
+        ("squad2_en_chunked", 173, 1406, 704),  # 702 unanswerable questions have no qrels
     ],
 )
 def test_bundled_sets_load_with_documented_counts(
@@ -56,6 +68,9 @@ def test_bundled_sets_load_with_documented_counts(
     assert (counts["documents"], counts["queries"], counts["qrels"]) == (documents, queries, qrels)
     doc_ids = {d.id for d in loaded.documents}
     for query in loaded.queries:
+        if not query.answerable:
+            assert query.id not in loaded.qrels
+            continue
         relevant = [d for d, grade in loaded.qrels[query.id].items() if grade >= 1]
         assert relevant, query.id
         assert set(loaded.qrels[query.id]) <= doc_ids
@@ -98,7 +113,10 @@ def test_limit_keeps_order_and_rejects_zero(cranfield: EvalSet) -> None:
 
 
 def test_unknown_name_lists_the_available_sets() -> None:
-    expected = r"no eval set 'msmarco'; bundled sets: cmrc2018_zh, cmrc2018_zh_chunked, cranfield"
+    expected = (
+        r"no eval set 'msmarco'; bundled sets: cmrc2018_zh, cmrc2018_zh_chunked, cranfield, "
+        r"squad2_en_chunked"
+    )
     with pytest.raises(InputError, match=expected):
         load_eval_set("msmarco")
 
@@ -150,6 +168,17 @@ def test_a_good_tiny_set_loads_with_warnings(tmp_path: Path) -> None:
     assert loaded.limit(1).warnings == ()
 
 
+def test_an_unanswerable_question_loads_without_answers_or_a_warning(tmp_path: Path) -> None:
+    unanswerable = {**QUERIES[1], "answerable": False, "plausible_answers": ["second"]}
+    queries = _lines([QUERIES[0], unanswerable])
+    loaded = load_eval_set(_write_set(tmp_path / "tiny", _lines(CORPUS), queries, QRELS))
+    assert [q.answerable for q in loaded.queries] == [True, False]
+    assert loaded.queries[1].answers == ()
+    assert loaded.queries[1].extra == {"note": "x", "plausible_answers": ["second"]}
+    # It has no relevant document (said), but lacks no reference answer (not said).
+    assert loaded.warnings == ("1 queries have no relevant document: q2",)
+
+
 def _broken(**change: str) -> dict[str, str]:
     files = {"corpus": _lines(CORPUS), "queries": _lines(QUERIES), "qrels": QRELS}
     return files | change
@@ -181,6 +210,15 @@ def _broken(**change: str) -> dict[str, str]:
         (
             _broken(queries=_lines([QUERIES[0], {**QUERIES[1], "query_id": 7}])),
             r"queries\.jsonl:2, field 'query_id': must be a string, got int",
+        ),
+        (
+            _broken(queries=_lines([QUERIES[0], {**QUERIES[1], "answerable": "no"}])),
+            r"queries\.jsonl:2, field 'answerable': must be true or false, got 'no'",
+        ),
+        (
+            _broken(queries=_lines([{**QUERIES[0], "answerable": False}])),
+            r"queries\.jsonl:1, field 'answers': an unanswerable question \(answerable: false\) "
+            r"must have answers: \[\]",
         ),
         (_broken(qrels=QRELS + "q9\td1\t1\n"), r"qrels\.tsv:4, field 'query_id': unknown query"),
         (_broken(qrels=QRELS + "q2\td9\t1\n"), r"qrels\.tsv:4, field 'doc_id': unknown document"),

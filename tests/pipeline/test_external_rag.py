@@ -27,7 +27,7 @@ from rag_judge.backends.wrapper.client import CallPolicy
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery
-from rag_judge.jobs.sweep import SweepResult, run_sweep
+from rag_judge.jobs.sweep import SweepOptions, SweepResult, run_sweep
 from rag_judge.jobs.sweep.sources import NO_INDEX
 from rag_judge.pipeline.external.base import (
     CallableRag,
@@ -67,10 +67,10 @@ def external_sweep(rag: ExternalRag) -> tuple[SweepResult, ScriptedBackend]:
     result = asyncio.run(
         run_sweep(
             TOY,
+            SweepOptions(ks=KS),
             rag=rag,
             client=ModelClient(backend, policy=CallPolicy(concurrency=1)),
             embedder=EmbeddingClient(ScriptedEmbedder()),
-            ks=KS,
         )
     )
     return result, backend
@@ -259,10 +259,10 @@ def http_sweep(handler: Handler, **options: Any) -> tuple[SweepResult, ScriptedB
         try:
             result = await run_sweep(
                 TOY,
+                SweepOptions(ks=KS),
                 rag=HttpRag(f"http://{host}:{port}/rag", **options),
                 client=ModelClient(backend, policy=CallPolicy(concurrency=1)),
                 embedder=EmbeddingClient(ScriptedEmbedder()),
-                ks=KS,
             )
         finally:
             await runner.cleanup()

@@ -24,7 +24,7 @@ from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest, YesNoResponse
 from rag_judge.backends.wrapper.client import CallPolicy
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.sweep import run_sweep
+from rag_judge.jobs.sweep import SweepOptions, run_sweep
 from rag_judge.pipeline.base import Hit
 from rag_judge.pipeline.rerank import (
     CrossEncoderReranker,
@@ -266,7 +266,13 @@ def test_a_sweep_with_a_reranked_retriever() -> None:
         FixedRetriever(), LLMReranker(client, {c.id: c.text for c in CHUNKS}), depth=4
     )
     result = asyncio.run(
-        run_sweep(TOY, retriever=retriever, chunks=CHUNKS, client=client, ks=(1, 2), metrics=())
+        run_sweep(
+            TOY,
+            SweepOptions(ks=(1, 2), metrics=()),
+            retriever=retriever,
+            chunks=CHUNKS,
+            client=client,
+        )
     )
     # q1: d1#0 and d1#1 mention France -> d1#1 > d1#0, then d3#0 > d2#0 at 0.0.
     assert result.retrieved["q1"] == ("d1#1", "d1#0")

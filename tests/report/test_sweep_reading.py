@@ -63,11 +63,12 @@ def test_unmeasured_means_make_no_clause_and_nothing_measured_makes_no_sentence(
 def test_the_report_carries_the_sides(tmp_path: Path) -> None:
     toy: SweepResult = toy_sweep()[0]
     report = write_sweep_report(toy, tmp_path, n_resamples=RESAMPLES)
-    assert report.best is not None
-    assert report.best.k == 1  # the toy's best k is its smallest
+    found = report.decision.recommendation
+    assert found is not None
+    assert found.reference_k == 2  # undecided: the sides are read against the best by mean
     markdown = report.markdown_path.read_text(encoding="utf-8")
     html = report.html_path.read_text(encoding="utf-8")
     (line,) = [x for x in markdown.splitlines() if x.startswith("- More passages (k=4)")]
-    assert "completeness 1.00 (0.50 at k=1)" in line
-    assert "Fewer passages" not in markdown
+    assert "completeness 1.00 (1.00 at k=2)" in line
+    assert "- Fewer passages (k=1)" in markdown
     assert "More passages (k=4)" in html

@@ -12,6 +12,7 @@ import base64
 import csv
 import dataclasses
 import io
+import json
 import re
 from pathlib import Path
 
@@ -103,7 +104,10 @@ def test_summary_csv_is_the_sweep_summary(toy: SweepResult, written: SweepReport
         dtype={"mean": "Float64", "ci_low": "Float64", "ci_high": "Float64"},
     )
     pd.testing.assert_frame_equal(back, expected, check_dtype=False)
-    assert len(back) == 4 * 17  # 4 ks x (11 retrieval measures + 4 judges + 2 reference matches)
+    # 4 ks x (11 retrieval measures + 4 judges + 2 reference matches + 3 refusal shares)
+    assert len(back) == 4 * 20
+    refusals = back[(back.metric == "refusal_rate")]
+    assert refusals["mean"].tolist() == [0.5, 0.0, 0.0, 0.0]  # q1 refuses at k = 1
 
 
 def test_the_plot_is_a_png_of_the_figure_size_without_a_software_tag(
@@ -111,7 +115,7 @@ def test_the_plot_is_a_png_of_the_figure_size_without_a_software_tag(
 ) -> None:
     data = written.plot_path.read_bytes()
     assert data.startswith(PNG_MAGIC)
-    assert image.imread(written.plot_path).shape == (450, 1200, 4)  # 12 x 4.5 inches at 100 dpi
+    assert image.imread(written.plot_path).shape == (460, 1500, 4)  # 15 x 4.6 inches at 100 dpi
     assert b"Software" not in data
     assert b"matplotlib" not in data
 
@@ -120,8 +124,8 @@ def test_the_html_is_self_contained_and_says_everything(
     toy: SweepResult, written: SweepReport
 ) -> None:
     html = written.html_path.read_text(encoding="utf-8")
-    assert written.best is not None
-    assert str(markupsafe.escape(written.best.sentence)) in html
+    assert str(markupsafe.escape(written.decision.sentence)) in html
+    assert "<h2>The decision: Undecided between k = 1, 2, 3, 4</h2>" in html
     for metric in toy.value_columns:
         assert f"<th>{metric}</th>" in html
     embedded = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
@@ -137,10 +141,15 @@ def test_the_html_is_self_contained_and_says_everything(
     # Context recall checks "Paris" against the top K once: d1#0 at rank 2 supports it,
     # which is beyond the top 1, so q1 at k = 1 scores 0 (its worst case).
     assert "<td>d1#0 (rank 2, beyond k=1)</td>" in html
-    assert written.best.k == 1  # faithfulness*completeness is 1 for q2 and unscored for q1
     tables = re.findall(r"<h3>(.*?): mean, 95% CI and questions scored, per k</h3>", html)
-    assert tables == ["Retrieval by document id", "Retrieval by answer text", "Generation"]
-    assert html.count('<tr class="best"><td class="num">1</td>') == len(tables)
+    assert tables == [
+        "Retrieval by document id",
+        "Retrieval by answer text",
+        "Generation",
+        "Refusals",
+    ]
+    assert "<th>refused, answer in top k</th>" in html
+    assert 'class="best"' not in html  # two questions recommend nothing: no k is marked
     assert toy.ledger is not None
     calls = toy.ledger.summary()["scripted/test"]["calls"]
     assert f'<td>scripted/test</td><td class="num">{calls}</td>' in html
@@ -171,24 +180,32 @@ def test_the_html_escapes_every_text(toy: SweepResult, tmp_path: Path) -> None:
 def test_the_markdown_names_the_best_k_and_tabulates_the_means(toy: SweepResult) -> None:
     chosen = choose_objective(toy)
     assert chosen == Objective("faithfulness*completeness", "faithfulness*completeness")
-    best = toy.best_k(chosen.used or "", n_resamples=RESAMPLES)
+    decision = decide(toy, n_resamples=RESAMPLES)
     summary = with_objective(toy, toy.summary(n_resamples=RESAMPLES), chosen.used)
-    text = render_summary_markdown(toy, summary, chosen, best, title="Toy")
+    text = render_summary_markdown(toy, summary, decision, title="Toy")
     lines = text.splitlines()
     assert lines[0] == "# Toy"
-    assert "**Best k: 1** by `faithfulness*completeness` (not significantly better" in text
-    assert best.sentence.replace("*", r"\*") in lines
-    table = lines.index("## Mean per k") + 2
+    assert (
+        "**Undecided between k = 1, 2, 3, 4** by `faithfulness*completeness` (margin 0.05, "
+        "95% confidence over all 4 ks, 2 of 2 questions)."
+    ) in lines
+    assert decision.sentence.replace("*", r"\*") in lines
+    head = lines.index("## The decision per k") + 2
+    assert lines[head].startswith("| k | `faithfulness*completeness` | vs k=2 [simultaneous")
+    # q1 refuses at k = 1: 0, counted (not left out); q2 scores 1; the mean is 0.5.
+    assert lines[head + 2].startswith("| 1 | 0.500 | -0.500 [")
+    assert lines[head + 3].startswith("| 2 | 1.000 | — |")
+    table = lines.index("## Mean per k") + 4
     assert lines[table : table + 6] == [
         "| k | `faithfulness*completeness` | doc_recall | doc_ndcg | text_recall "
         "| text_joint_recall | faithfulness | answer_relevancy | completeness | exact_match "
         "| answer_f1 | context_recall |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         # k = 1: only q2 finds its document; q1's faithfulness is unscored (no claims), so
-        # faithfulness and the product average q2 alone; relevancy is the scripted cosine.
-        # "The capital is Tokyo." against "Tokyo": exact match 0, SQuAD F1 2(1/3)(1)/(4/3) = 0.5;
-        # q1's "I do not know." scores 0 on both.
-        "| **1** | 1.000 | 0.500 | 0.500 | 0.500 | 0.500 | 1.000 | 0.612 | 0.500 | 0.000 "
+        # faithfulness averages q2 alone, while the product counts q1's refusal as 0;
+        # relevancy is the scripted cosine. "The capital is Tokyo." against "Tokyo": exact
+        # match 0, SQuAD F1 2(1/3)(1)/(4/3) = 0.5; q1's "I do not know." scores 0 on both.
+        "| 1 | 0.500 | 0.500 | 0.500 | 0.500 | 0.500 | 1.000 | 0.612 | 0.500 | 0.000 "
         "| 0.250 | 0.500 |",
         # k >= 2: nDCG = (1/log2(3) + 1) / 2 = 0.815 (q1's document at rank 2).
         "| 2 | 1.000 | 1.000 | 0.815 | 1.000 | 1.000 | 1.000 | 0.612 | 1.000 | 0.000 | 0.500 "
@@ -224,7 +241,8 @@ def test_the_cost_keeps_the_embedder_apart_from_the_chat_model(toy: SweepResult)
     ledger.record("local/minilm", usage=Usage(reported=False), cached=False, **done)  # type: ignore[arg-type]
     chosen = choose_objective(toy)
     summary = with_objective(toy, toy.summary(n_resamples=RESAMPLES), chosen.used)
-    text = render_summary_markdown(dataclasses.replace(toy, ledger=ledger), summary, chosen, None)
+    decision = decide(toy, n_resamples=RESAMPLES)
+    text = render_summary_markdown(dataclasses.replace(toy, ledger=ledger), summary, decision)
     assert (
         "Cost, per model (the client's ledger):\n\n"
         "- local/qwen: 3 calls made, 1 answered from the cache; 300 prompt + 15 completion "
@@ -241,10 +259,12 @@ def test_a_reference_free_set_falls_back_to_faithfulness_and_says_why(
     assert "completeness was skipped: no reference answers" in chosen.note
     report = write_sweep_report(free, tmp_path, n_resamples=RESAMPLES)
     assert report.objective == chosen
-    assert report.best is not None
-    assert (report.best.objective, report.best.k) == ("faithfulness", 1)  # 1.0 at every k
+    found = report.decision.recommendation
+    assert found is not None
+    # q1 refuses at k = 1 (0), faithful elsewhere (1.0): the best by mean is k = 2
+    assert found.best_k_by_mean == 2
     text = report.markdown_path.read_text(encoding="utf-8")
-    assert "**Best k: 1** by `faithfulness`" in text
+    assert "by `faithfulness` (margin 0.05" in text
     assert "> The objective faithfulness\\*completeness cannot be computed" in text
     assert "- completeness: no reference answers" in text
     assert f"- context_recall: {NO_REFERENCE}" in text
@@ -271,13 +291,22 @@ def test_without_any_value_there_is_no_best_k_and_the_report_still_writes(
     frame["doc_ndcg"] = pd.array([None] * len(frame), dtype="Float64")
     empty = dataclasses.replace(free, per_question=frame)
     chosen = choose_objective(empty)
-    assert chosen.used is None
-    assert chosen.note.endswith("has a value: no best k.")
+    assert chosen.used is None  # completeness skipped, and no fallback has a value
+    assert chosen.note.endswith("has a value: no k.")
     report = write_sweep_report(empty, tmp_path, n_resamples=RESAMPLES)
-    assert report.best is None
-    assert "Best k" not in report.markdown_path.read_text(encoding="utf-8")
-    assert "No best k: no objective has a value." in report.html_path.read_text(encoding="utf-8")
+    assert report.decision.recommended_k is None
+    assert report.decision.headline == "No k"
+    markdown = report.markdown_path.read_text(encoding="utf-8")
+    assert "**No k**: no objective could be compared across the ks." in markdown
+    assert "<h2>The decision: No k</h2>" in report.html_path.read_text(encoding="utf-8")
+    assert json.loads(report.decision_path.read_text())["recommended_k"] is None
     assert report.plot_path.read_bytes().startswith(PNG_MAGIC)
+    # An objective whose judge ran but scored nothing is not replaced by a fallback.
+    measured = choose_objective(empty, "faithfulness")
+    assert measured.used == "faithfulness"
+    decided = decide(empty, "faithfulness", n_resamples=RESAMPLES)
+    assert decided.recommended_k is None
+    assert decided.sentence.startswith("No question has a value of faithfulness at every k")
 
 
 def test_worst_cases_are_the_lowest_values_or_the_highest_when_lower_is_better(
@@ -337,11 +366,8 @@ def test_the_decision_comes_from_the_result_without_a_report(
     toy: SweepResult, written: SweepReport, tmp_path: Path
 ) -> None:
     decision = decide(toy, n_resamples=RESAMPLES)
-    assert written.best is not None
-    assert decision.best is not None
-    assert decision.best.k == written.best.k
-    assert decision.best.sentence == written.best.sentence
-    assert decision.best.neighbours == written.best.neighbours
+    assert decision.to_json() == written.decision.to_json()
+    assert json.loads(written.decision_path.read_text(encoding="utf-8")) == decision.to_json()
     assert decision.objective == written.objective
     assert list(tmp_path.iterdir()) == []  # deciding wrote nothing
     by_faithfulness = decide(toy, "faithfulness", n_resamples=RESAMPLES)

@@ -23,7 +23,8 @@ from rag_judge.backends.wrapper.cache import ResponseCache
 from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
-from rag_judge.jobs.sweep import SweepResult, run_sweep
+from rag_judge.jobs.sweep import SweepOptions, SweepResult, run_sweep
+from rag_judge.judges import DEFAULT_METRICS, JudgeOptions
 from rag_judge.pipeline.base import Hit
 from rag_judge.pipeline.chunking import Chunk
 
@@ -129,23 +130,34 @@ def toy_sweep(
     embed: bool = True,
     ks: Sequence[int] = KS,
     generator: ScriptedBackend | None = None,
-    **options: Any,
+    metrics: Sequence[str] | None = None,
+    objective: str | None = None,
+    options: JudgeOptions | None = None,
+    **extra: Any,
 ) -> tuple[SweepResult, ScriptedBackend]:
-    """The toy sweep; ``generator``: a separate model that answers (default: the judge)."""
+    """The toy sweep; ``generator``: a separate model that answers (default: the judge);
+    ``metrics``, ``objective`` and the judge's ``options`` go into the sweep's options, the
+    rest (``progress``, ``on_question``) to :func:`run_sweep`."""
     backend = ScriptedBackend(respond=respond)
     client = ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=concurrency))
     if generator is not None:
-        options["generator"] = ModelClient(generator, ledger=client.ledger)
+        extra["generator"] = ModelClient(generator, ledger=client.ledger)
     embedder = EmbeddingClient(ScriptedEmbedder()) if embed else None
+    chosen = SweepOptions(
+        ks=tuple(ks),
+        metrics=DEFAULT_METRICS if metrics is None else tuple(metrics),
+        objective=objective,
+        judge=options or JudgeOptions(),
+    )
     result = asyncio.run(
         run_sweep(
             eval_set,
+            chosen,
             retriever=FixedRetriever(),
             chunks=CHUNKS,
             client=client,
             embedder=embedder,
-            ks=ks,
-            **options,
+            **extra,
         )
     )
     return result, backend

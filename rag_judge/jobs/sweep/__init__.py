@@ -5,9 +5,10 @@ Usage (inside an event loop; :func:`sweep` is the synchronous twin)::
     result = await run_sweep(eval_set, retriever=bm25, chunks=chunks, client=client)
     result.per_question  # one row per question x k
     result.summary()  # per k and metric: mean, ci_low, ci_high, n_scored
-    decide(result).best.sentence  # the best k by the objective, tested against its neighbours
+    decide(result).sentence  # the k to use (or the ks still undecided), and how sure
 
-:func:`run_job` builds the RAG under test from names first (``rag-judge sweep``). Names are
+:func:`run_job` builds the RAG under test from names first and decides (``rag-judge sweep``):
+``run_job(...).decision``. Names are
 imported on first use, so ``import rag_judge.jobs.sweep.plan`` does not load the whole job.
 """
 
@@ -19,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rag_judge.jobs.sweep.job import arun_job, run_job
     from rag_judge.jobs.sweep.objective import Decision, Objective, decide, parse_objective
+    from rag_judge.jobs.sweep.options import SweepOptions
     from rag_judge.jobs.sweep.plan import SweepPlan, plan_sweep
+    from rag_judge.jobs.sweep.recommend import KStanding, Recommendation
     from rag_judge.jobs.sweep.result import SweepResult
     from rag_judge.jobs.sweep.run import Progress, run_sweep, sweep
-    from rag_judge.jobs.sweep.summary import BestK, NeighbourTest
 
 _EXPORTS = {
     "arun_job": "rag_judge.jobs.sweep.job",
@@ -37,16 +39,18 @@ _EXPORTS = {
     "Progress": "rag_judge.jobs.sweep.run",
     "run_sweep": "rag_judge.jobs.sweep.run",
     "sweep": "rag_judge.jobs.sweep.run",
-    "BestK": "rag_judge.jobs.sweep.summary",
-    "NeighbourTest": "rag_judge.jobs.sweep.summary",
+    "SweepOptions": "rag_judge.jobs.sweep.options",
+    "KStanding": "rag_judge.jobs.sweep.recommend",
+    "Recommendation": "rag_judge.jobs.sweep.recommend",
 }
 
 __all__ = [
-    "BestK",
     "Decision",
-    "NeighbourTest",
+    "KStanding",
     "Objective",
     "Progress",
+    "Recommendation",
+    "SweepOptions",
     "SweepPlan",
     "SweepResult",
     "arun_job",

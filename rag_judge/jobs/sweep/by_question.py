@@ -19,8 +19,8 @@ from typing import Literal
 
 import pandas as pd
 
-from rag_judge.jobs.sweep.result import ANSWER_TOKENS
-from rag_judge.jobs.sweep.summary import objective_values
+from rag_judge.jobs.sweep.columns import ANSWER_TOKENS
+from rag_judge.jobs.sweep.outcomes import objective_table
 from rag_judge.judges.reference_match import ANSWER_F1, EXACT_MATCH
 
 MATCH_COLUMNS = (ANSWER_F1.name, EXACT_MATCH.name)
@@ -122,21 +122,25 @@ def found_but_wrong(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def cost_by_k(frame: pd.DataFrame, objective: str | None) -> pd.DataFrame:
-    """Per k: mean generator prompt tokens per question, the objective's mean, and the
-    objective per 1,000 prompt tokens (empty cells when either is unknown). Empty when no
-    answer was generated (the user's RAG answered: its prompts are not known here)."""
+    """Per k: mean generator prompt tokens per question, the objective's mean as the decision
+    counts it, and the objective per 1,000 prompt tokens (empty cells when either is unknown),
+    over the decision's questions (every k over the same ones; all questions without an
+    objective). Empty when no answer was generated (the user's RAG answered: its prompts are
+    not known here)."""
     columns = ["k", "prompt_tokens", "objective", "per_1k_tokens"]
     if ANSWER_TOKENS not in frame or frame[ANSWER_TOKENS].isna().all():
         return pd.DataFrame(columns=columns)
-    values = None
-    if objective is not None:
-        values = objective_values(frame, objective)
+    table = objective_table(frame, objective) if objective is not None else None
+    if table is not None:
+        frame = frame[frame["question_id"].isin(table.values.index)]
     rows = []
-    for _, group in frame.groupby("k", sort=True):
+    for k, group in frame.groupby("k", sort=True):
         tokens = group[ANSWER_TOKENS].dropna()
         mean_tokens = float(tokens.mean()) if len(tokens) else None
-        scored = values[group.index].dropna() if values is not None else pd.Series(dtype=float)
-        mean = float(scored.mean()) if len(scored) else None
+        mean = None
+        chosen = int(str(k))
+        if table is not None and table.n_questions and chosen in table.ks:
+            mean = float(table.values[chosen].mean())
         per_1k = mean / mean_tokens * 1000 if mean is not None and mean_tokens else None
         rows.append(
             {

@@ -63,10 +63,6 @@ async def sweep_in_process(
     names = options.metrics
     needs_embedder = any(JUDGES[n].needs_embedder for n in names if n not in loaded.not_applicable)
     common: dict[str, Any] = {
-        "ks": options.ks,
-        "metrics": names,
-        "objective": options.objective,
-        "options": options.judge,
         "on_question": events.finished,
         "client": session.client,
         "generator": session.generator,
@@ -77,7 +73,7 @@ async def sweep_in_process(
         embedder = session.embedder_for(loaded.language) if needs_embedder else None
         events.started(len(loaded.queries))
         rag = load_external_rag(options.rag, timeout=session.settings.timeout)
-        return await run_sweep(loaded, rag=rag, embedder=embedder, **common)
+        return await run_sweep(loaded, options, rag=rag, embedder=embedder, **common)
     built = await build_rag(
         loaded, session, retriever=options.retriever, needs_embedder=needs_embedder
     )
@@ -91,5 +87,10 @@ async def sweep_in_process(
         under_test = RerankedRetriever(under_test, reranker, depth=options.rerank_depth)
     events.started(len(loaded.queries))
     return await run_sweep(
-        loaded, retriever=under_test, chunks=built.chunks, embedder=built.embedder, **common
+        loaded,
+        options,
+        retriever=under_test,
+        chunks=built.chunks,
+        embedder=built.embedder,
+        **common,
     )

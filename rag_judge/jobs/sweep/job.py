@@ -1,6 +1,7 @@
 """The k-sweep's one entry: :func:`sweep_job` runs a sweep with a session and options, where the
-executor says (``rag-judge sweep``, ``make demo``); :func:`arun_job` and :func:`run_job` are its
-keyword form for Python and notebooks. In process the sweep is
+executor says, then calibrates and decides (``rag-judge sweep``, ``make demo``); :func:`arun_job`
+and :func:`run_job` are its keyword form for Python and notebooks, returning the same decided
+result. In process the sweep is
 :func:`~rag_judge.jobs.sweep.in_process.sweep_in_process`; batched, it runs in stages over the
 response cache (:mod:`rag_judge.runtime.executors.batched`) with both the judge's and the
 generator's clients; on Ray, as shares of the questions (:mod:`rag_judge.jobs.sweep.on_ray`).
@@ -9,20 +10,22 @@ generator's clients; on Ray, as shares of the questions (:mod:`rag_judge.jobs.sw
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.calibration.profile import CalibrationProfile
+from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
+from rag_judge.jobs.fit_profile import apply_profile_to_sweep, profile_for_run
 from rag_judge.jobs.sweep.in_process import sweep_in_process
+from rag_judge.jobs.sweep.objective import decide
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress
-from rag_judge.judges import DEFAULT_METRICS, JudgeOptions
-from rag_judge.judges.work import JudgeMode
 from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
 from rag_judge.runtime.executors.batched import Stage, run_batched
@@ -47,8 +50,52 @@ async def sweep_job(
     events: Events = QUIET,
 ) -> SweepRun:
     """Sweep k on an eval set (bundled name, folder or set) with the session's models, where
-    ``executor`` says; ``events`` hears the number of questions, then each finished question
-    (of the final run only, when batched)."""
+    ``executor`` says, then calibrate (``options.calibration``) and decide: the result holds
+    its decision. ``events`` hears the number of questions, then each finished question (of
+    the final run only, when batched).
+
+    Raises:
+        InputError: a calibration profile that does not fit the session's judge (before any
+            call), or what the eval set, the RAG or the index refuse.
+    """
+    profile = _profile(options, session)
+    run = await _sweep(eval_set, session, options, executor, events)
+    return replace(run, result=finish(run.result, options, profile))
+
+
+def finish(
+    result: SweepResult, options: SweepOptions, profile: tuple[CalibrationProfile, str] | None
+) -> SweepResult:
+    """A swept result calibrated by ``profile`` (if any) and decided by ``options``."""
+    if profile is not None:
+        result = apply_profile_to_sweep(result, *profile)
+    decision = decide(
+        result, options.objective, margin=options.margin, confidence=options.confidence
+    )
+    return replace(result, decision=decision)
+
+
+def _profile(options: SweepOptions, session: Session) -> tuple[CalibrationProfile, str] | None:
+    """The calibration profile, checked against the session's judge before any call."""
+    if options.calibration is None:
+        return None
+    return profile_for_run(
+        options.calibration,
+        options.metrics,
+        model=session.settings.judge_model,
+        mode=options.judge.mode,
+        few_shot=options.judge.few_shot,
+    )
+
+
+async def _sweep(
+    eval_set: str | Path | EvalSet,
+    session: Session,
+    options: SweepOptions,
+    executor: Executor,
+    events: Events,
+) -> SweepRun:
+    """The sweep itself, undecided: over Ray, in batched stages, or in this process."""
     if isinstance(executor, OnRay):
         from rag_judge.jobs.sweep.on_ray import sweep_on_ray
 
@@ -78,12 +125,8 @@ async def sweep_job(
 
 async def arun_job(
     eval_set: str | Path | EvalSet,
+    options: SweepOptions | None = None,
     *,
-    retriever: str = "bm25",
-    ks: Iterable[int] = range(1, 11),
-    limit: int | None = None,
-    metrics: Iterable[str] = DEFAULT_METRICS,
-    objective: str | None = None,
     model: str | None = None,
     generator: str | None = None,
     judge: str | None = None,
@@ -91,31 +134,28 @@ async def arun_job(
     base_url: str | None = None,
     concurrency: int | None = None,
     cache: CacheChoice = True,
-    support_probability: bool = False,
-    mode: JudgeMode | None = None,
-    reasons: bool = True,
-    rerank: str | None = None,
-    rerank_depth: int = 20,
-    rag: str | None = None,
     settings: Settings | None = None,
     client: ModelClient | None = None,
     generator_client: ModelClient | None = None,
     progress: Progress | None = None,
     on_question: Callable[[QuestionRun], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    **values: Any,
 ) -> SweepResult:
-    """Sweep k on an eval set (bundled name or folder) with a named retriever and model.
+    """Sweep k on an eval set and decide, as ``rag-judge sweep`` does: the same decided,
+    calibrated result its report renders (``result.decision``).
+
+    What to sweep is a :class:`~rag_judge.jobs.sweep.options.SweepOptions`, given whole as
+    ``options`` or as its keywords (``ks=range(1, 6)``, ``limit=20``, ``metrics=[...]``,
+    ``objective=...``, ``margin=0.05``, ``confidence=0.95``, ``retriever="bm25"``, ``rerank``,
+    ``rerank_depth``, ``rag``, ``calibration``, and the judge's ``support_probability``,
+    ``mode``, ``reasons``, ``few_shot``), all checked before any index or model call. The other
+    keywords say which models run it.
 
     Args:
         eval_set: ``cmrc2018_zh``, ``cmrc2018_zh_chunked``, ``cranfield``, a folder in the
             eval-set format, or a set.
-        retriever: ``bm25``, ``dense`` (the embedder) or ``hybrid`` (RRF of both).
-        ks: The cutoffs (default 1..10).
-        limit: Sweep only the first ``limit`` questions.
-        metrics: Judges (default faithfulness, answer relevancy, completeness, context recall);
-            those the set cannot support are skipped and reported.
-        objective: What the best k maximises (default ``faithfulness*completeness``); checked
-            before any model call.
+        options: The sweep's options (instead of their keywords).
         model: Generator and judge, ``provider/model`` (default: settings, then local).
         generator: The model that answers, when it is not ``model``.
         judge: The model that judges, when it is not ``model`` (a model judging its own
@@ -125,17 +165,6 @@ async def arun_job(
         concurrency: Model calls in flight (the local model runs one at a time regardless).
         cache: True for the settings' response cache, a path for another, False for none.
             With a cache, an interrupted sweep resumes where it stopped.
-        support_probability: Add P(supported) per claim (one extra call per claim; ``generate``
-            mode).
-        mode: How the judges use the model, ``score`` or ``generate`` (default: by backend:
-            ``score`` for ``local/`` models).
-        reasons: ``score`` mode: a one-line reason for each claim that ends unsupported.
-        rerank: Rerank the retriever's top ``rerank_depth`` by the model's P(yes) (``llm``)
-            or by a sentence-transformers cross-encoder at a local path.
-        rerank_depth: Candidates the reranker re-scores per question.
-        rag: Sweep the user's RAG instead of ours: ``module:function``, a ``.jsonl`` of
-            retrievals (and answers), or an ``http(s)://`` endpoint; ``retriever`` and
-            ``rerank`` do not apply.
         settings: Explicit settings instead of arguments, environment and config file.
         client: A ready model client (tests, custom backends); overrides ``model`` and
             ``judge``, and generates too unless ``generator_client`` is given.
@@ -143,18 +172,17 @@ async def arun_job(
         progress: Called with each finished question's id.
         on_question: Called with each finished question's whole run (answers, results).
         on_start: Called with the number of questions once the RAG is built.
+        **values: The options' keywords, when ``options`` is not given.
+
+    Raises:
+        InputError: an unknown or wrong option, before any call.
     """
-    options = SweepOptions(
-        ks=tuple(ks),
-        limit=limit,
-        metrics=tuple(metrics),
-        objective=objective,
-        retriever=retriever,
-        rerank=rerank,
-        rerank_depth=rerank_depth,
-        rag=rag,
-        judge=JudgeOptions(support_probability=support_probability, mode=mode, reasons=reasons),
-    )
+    if options is not None and values:
+        raise InputError(
+            f"give options or their keywords, not both (got {', '.join(sorted(values))})",
+            field=sorted(values)[0],
+        )
+    chosen_options = options or SweepOptions.build(**values)
     chosen = settings or load_settings(
         {
             "model": model,
@@ -170,7 +198,7 @@ async def arun_job(
     run = await sweep_job(
         eval_set,
         session,
-        options,
+        chosen_options,
         events=Callbacks(started=on_start, finished=_each_question(progress, on_question)),
     )
     return run.result

@@ -1,46 +1,34 @@
-"""What "best k" maximises: checked before the sweep makes a model call, decided after it.
+"""What the decision maximises: checked before the sweep makes a model call, decided after it.
 
 An objective is a metric column or a product of them (``faithfulness*completeness``: an answer
 must be both grounded and complete). :func:`parse_objective` refuses a name that is no judge or
 retrieval measure, so a typo fails at once instead of after an hour of model calls.
-:func:`decide` picks the objective a finished sweep can compute (the one asked for, else the
-first fallback with values, said in a note: Cranfield has no reference answers, so no
-completeness) and the best k by it, tested against its neighbours. The report only renders
-the decision.
+:func:`decide` picks the objective a finished sweep can compute (the one asked for, else, when
+the set cannot give one of its parts, the first fallback with values, said in a note: Cranfield
+has no reference answers, so no completeness) and decides k by it
+(:func:`~rag_judge.jobs.sweep.decision.decide_frame`). An objective whose judges ran but whose
+calls failed is not replaced by a fallback: the decision names no k and says why.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rag_judge.core.errors import InputError
+from rag_judge.jobs.sweep.decision import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MARGIN,
+    Decision,
+    Objective,
+    decide_frame,
+)
+from rag_judge.jobs.sweep.outcomes import objective_parts
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.summary import BestK, objective_values
 from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE, JUDGES
 from rag_judge.retrieval.by_k import ID_MEASURES, TEXT_MEASURES
 
+__all__ = ["Decision", "Objective", "choose_objective", "decide", "parse_objective"]
+
 FALLBACK_RETRIEVAL = "doc_ndcg"
 """The last fallback: nDCG by document id, which every set with qrels has."""
-
-
-@dataclass(frozen=True)
-class Objective:
-    """The objective the best k is chosen by, and why, when it is not the one asked for."""
-
-    requested: str
-    used: str | None
-    """None when neither the request nor any fallback has a value."""
-    note: str = ""
-    """Why the requested objective was not used ("" when it was)."""
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What a sweep concludes: the objective it could compute and the best k by it."""
-
-    objective: Objective
-    best: BestK | None
-    """The best k by ``objective.used``; None when no objective could be computed."""
 
 
 def fallback_objectives() -> tuple[str, ...]:
@@ -84,7 +72,7 @@ def choose_objective(result: SweepResult, objective: str | None = None) -> Objec
         return Objective(requested, requested)
     fallbacks = fallback_objectives()
     for candidate in fallbacks:
-        if _why_not(result, candidate) is None:
+        if _why_not(result, candidate) is None and _has_values(result, candidate):
             note = (
                 f"The objective {requested} cannot be computed for this sweep ({problem}); "
                 f"k is chosen by {candidate}, the first of {', '.join(fallbacks)} "
@@ -93,32 +81,48 @@ def choose_objective(result: SweepResult, objective: str | None = None) -> Objec
             return Objective(requested, candidate, note)
     note = (
         f"The objective {requested} cannot be computed for this sweep ({problem}), and none of "
-        f"{', '.join(fallbacks)} has a value: no best k."
+        f"{', '.join(fallbacks)} has a value: no k."
     )
     return Objective(requested, None, note)
 
 
 def decide(
-    result: SweepResult, objective: str | None = None, *, n_resamples: int = 2000, seed: int = 0
+    result: SweepResult,
+    objective: str | None = None,
+    *,
+    margin: float = DEFAULT_MARGIN,
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> Decision:
-    """The objective the sweep can compute and its best k (see :func:`choose_objective`)."""
+    """The objective the sweep can compute (see :func:`choose_objective`) and the k it
+    recommends, or why it names none."""
     chosen = choose_objective(result, objective)
-    best = (
-        None
-        if chosen.used is None
-        else result.best_k(chosen.used, n_resamples=n_resamples, seed=seed)
+    return decide_frame(
+        result.per_question,
+        chosen,
+        result.ks,
+        margin=margin,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
     )
-    return Decision(chosen, best)
+
+
+def _has_values(result: SweepResult, objective: str) -> bool:
+    """True when some row has a value of every part of ``objective`` (a fallback must)."""
+    frame = result.per_question
+    parts = objective_parts(objective)
+    return bool(frame[parts].notna().all(axis=1).any())
 
 
 def _why_not(result: SweepResult, objective: str) -> str | None:
-    """Why an objective has no value in this sweep, or None when it has one."""
+    """Why the sweep cannot give an objective (a part skipped or not measured), or None when it
+    can. Failed calls do not count here: the decision itself says what they left out."""
     frame = result.per_question
-    for name in (n.strip() for n in objective.split("*")):
+    for name in objective_parts(objective):
         if name in result.skipped:
             return f"{name} was skipped: {result.skipped[name]}"
         if name not in frame.columns or frame[name].dtype != "Float64":
             return f"{name} was not measured"
-    if not objective_values(frame, objective).notna().any():
-        return f"no question has a value of {objective}"
     return None

@@ -1,30 +1,50 @@
-"""What a k-sweep varies and measures: one record, checked once when it is built."""
+"""What a k-sweep varies, measures and decides by: one record, checked once when it is built.
+
+The CLI and the Python API both build a :class:`SweepOptions` and hand it to the job; nothing
+downstream re-checks a value. :meth:`SweepOptions.build` is the keyword form (``run_job(...,
+ks=range(1, 6), margin=0.02)``): the judge's knobs may be given flat, and a name that is no
+option is refused, naming it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
 
+from rag_judge.core.errors import InputError
+from rag_judge.jobs.sweep.decision import DEFAULT_CONFIDENCE, DEFAULT_MARGIN
 from rag_judge.jobs.sweep.objective import parse_objective
+from rag_judge.jobs.sweep.plan import MAX_K, parse_ks
 from rag_judge.judges import DEFAULT_METRICS, JudgeOptions, get_judges
 
 STATE_FILE = "batches.json"
 """The batch ids of a batched sweep, inside its output folder."""
+RETRIEVERS = ("bm25", "dense", "hybrid")
+"""The retrievers of our RAG under test."""
 
 
 @dataclass(frozen=True)
 class SweepOptions:
-    """What a sweep varies and measures; a wrong value is refused here, before any index or
-    model call."""
+    """What a sweep varies, measures and decides by; a wrong value is refused here, before any
+    index or model call."""
 
     ks: tuple[int, ...] = tuple(range(1, 11))
-    """The cutoffs."""
+    """The cutoffs, ascending and distinct (any iterable of ks, or a text such as ``"1-10"``
+    that :meth:`build` and the CLI parse, is checked and kept as this tuple)."""
     limit: int | None = None
     """Sweep only the first ``limit`` questions."""
     metrics: tuple[str, ...] = DEFAULT_METRICS
     """Judges (those the set cannot support are skipped and reported)."""
     objective: str | None = None
-    """What the best k maximises (None: ``faithfulness*completeness``); checked, then kept in
+    """What the decision maximises (None: ``faithfulness*completeness``); checked, then kept in
     its parsed spelling."""
+    margin: float = DEFAULT_MARGIN
+    """How much worse than the best the recommended k may be (objective scale, 0 to 1)."""
+    confidence: float = DEFAULT_CONFIDENCE
+    """Family-wise confidence of the decision's intervals."""
     retriever: str = "bm25"
     """``bm25``, ``dense`` (the embedder) or ``hybrid`` (RRF of both)."""
     rerank: str | None = None
@@ -34,10 +54,79 @@ class SweepOptions:
     rag: str | None = None
     """The user's RAG instead of ours: ``module:function``, a ``.jsonl``, or a URL."""
     judge: JudgeOptions = field(default_factory=JudgeOptions)
-    """The judges' knobs (support probability, mode, reasons)."""
+    """The judges' knobs (support probability, mode, reasons, worked examples)."""
+    calibration: Path | None = None
+    """A profile of ``calibrate --fit`` applied to the result (checked against the session's
+    judge before the first call)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ks", tuple(self.ks))
+        object.__setattr__(self, "ks", _checked_ks(self.ks))
         object.__setattr__(self, "metrics", tuple(self.metrics))
         object.__setattr__(self, "objective", parse_objective(self.objective))
         get_judges(self.metrics)  # an unknown name fails now, before an index is built
+        if self.limit is not None and (_not_int(self.limit) or self.limit < 1):
+            raise InputError(f"must be a whole number >= 1, got {self.limit!r}", field="limit")
+        if not (_number(self.margin) and 0 <= self.margin < 1):
+            raise InputError(f"must be a number in [0, 1), got {self.margin!r}", field="margin")
+        if not (_number(self.confidence) and 0 < self.confidence < 1):
+            raise InputError(
+                f"must be a number in (0, 1), got {self.confidence!r}", field="confidence"
+            )
+        if self.retriever not in RETRIEVERS:
+            raise InputError(
+                f"must be one of {', '.join(RETRIEVERS)}, got {self.retriever!r}",
+                field="retriever",
+            )
+        if _not_int(self.rerank_depth) or self.rerank_depth < 1:
+            raise InputError(
+                f"must be a whole number >= 1, got {self.rerank_depth!r}", field="rerank_depth"
+            )
+        if self.calibration is not None:
+            object.__setattr__(self, "calibration", Path(self.calibration))
+
+    @classmethod
+    def build(cls, **values: Any) -> SweepOptions:
+        """The options from keywords: any field, and the judge's knobs flat
+        (``support_probability``, ``mode``, ``reasons``, ``few_shot``).
+
+        Raises:
+            InputError: a keyword that is no option, or a value refused by the checks.
+        """
+        own = {f.name for f in fields(cls)}
+        knobs = {f.name for f in fields(JudgeOptions)}
+        if unknown := sorted(set(values) - own - knobs):
+            raise InputError(
+                f"unknown sweep option {unknown[0]!r}; known: {', '.join(sorted(own | knobs))}",
+                field=unknown[0],
+            )
+        flat = {name: values.pop(name) for name in list(values) if name in knobs}
+        if flat:
+            if "judge" in values:
+                raise InputError("give judge=JudgeOptions(...) or its knobs, not both")
+            values["judge"] = JudgeOptions(**flat)
+        return cls(**values)
+
+
+def _checked_ks(ks: str | Iterable[int]) -> tuple[int, ...]:
+    """Distinct ks, ascending, each a whole number in 1..MAX_K (from a text like ``1-10`` too)."""
+    if isinstance(ks, str):
+        return parse_ks(ks)
+    chosen = list(ks)
+    if not chosen:
+        raise InputError("give at least one k", field="ks")
+    bad = [k for k in chosen if _not_int(k) or not 1 <= k <= MAX_K]
+    if bad:
+        raise InputError(f"ks must be whole numbers in 1..{MAX_K}, got {bad[0]!r}", field="ks")
+    return tuple(sorted(set(chosen)))
+
+
+def _not_int(value: object) -> bool:
+    return isinstance(value, bool) or not isinstance(value, int)
+
+
+def _number(value: object) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(float(value))
+    )

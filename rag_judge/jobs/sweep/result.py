@@ -1,4 +1,4 @@
-"""The outcome of a k-sweep: one row per question × k, aggregates per k, and the best k."""
+"""The outcome of a k-sweep: one row per question × k, aggregates per k, and the decision."""
 
 from __future__ import annotations
 
@@ -11,16 +11,19 @@ import pandas as pd
 
 from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.types import FAILED_STATUSES, JudgeResult
+from rag_judge.jobs.sweep.columns import (
+    ANSWER_TOKENS,
+    ANSWERABLE,
+    COST_COLUMNS,
+    ID_COLUMNS,
+    REFUSED,
+)
+from rag_judge.jobs.sweep.decision import Decision
 from rag_judge.jobs.sweep.plan import SweepPlan
-from rag_judge.jobs.sweep.summary import BestK, best_k, summarise
+from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES, refusal_indicators
+from rag_judge.jobs.sweep.summary import summarise
 from rag_judge.judges import DEFAULT_OBJECTIVE, JUDGES
 from rag_judge.retrieval.by_k import ID_MEASURES, TEXT_MEASURES, Values
-
-ID_COLUMNS = ("question_id", "type", "language", "k", "n_contexts")
-COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens")
-ANSWER_TOKENS = "answer_prompt_tokens"
-"""Column: the generator's prompt tokens for the row's answer, what serving that k costs (empty
-when the user's RAG answered; the judges' tokens are in ``prompt_tokens``)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,9 @@ class SweepResult:
     """Why it is not the path asked for (a server without log-probabilities), or ""."""
     calibrated: tuple[str, ...] = ()
     """Columns of calibrated P(supported) from a profile (``<judge>_calibrated``), if any."""
+    decision: Decision | None = None
+    """Which k to use and how sure that is (None until the job decides:
+    :func:`~rag_judge.jobs.sweep.objective.decide`)."""
 
     @property
     def value_columns(self) -> list[str]:
@@ -73,14 +79,14 @@ class SweepResult:
     def summary(
         self, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
     ) -> pd.DataFrame:
-        """Per k and metric: ``mean``, ``ci_low``/``ci_high`` (bootstrap) and ``n_scored``."""
-        return summarise(
-            self.per_question,
-            self.value_columns,
-            confidence=confidence,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
+        """Per k and metric: ``mean``, ``ci_low``/``ci_high`` (bootstrap) and ``n_scored``; with
+        the refusal shares (:data:`~rag_judge.jobs.sweep.refusals.REFUSAL_MEASURES`) when the
+        sweep has answers."""
+        frame, columns = self.per_question, self.value_columns
+        if REFUSED in frame.columns and frame[REFUSED].notna().any():
+            frame = frame.assign(**refusal_indicators(frame))
+            columns = [*columns, *REFUSAL_MEASURES]
+        return summarise(frame, columns, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
     def nothing_judged(self) -> str | None:
         """Why the sweep has no answer or no model-judged value because every model call
@@ -105,25 +111,6 @@ class SweepResult:
         what = "no answer was generated" if no_answer else "no judge gave a value"
         return f"{what}: every model call failed ({counts})"
 
-    def best_k(
-        self,
-        objective: str | None = None,
-        *,
-        alpha: float = 0.05,
-        n_resamples: int = 2000,
-        seed: int = 0,
-    ) -> BestK:
-        """The k with the best mean ``objective`` (a metric, or ``a*b``; default the sweep's),
-        tested against the adjacent ks by a paired bootstrap CI and a paired randomization test.
-        """
-        return best_k(
-            self.per_question,
-            objective or self.objective,
-            alpha=alpha,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
-
 
 def build_frame(
     rows: Sequence[dict[str, Any]], plan: SweepPlan, by_id: Values, by_text: Values
@@ -139,9 +126,18 @@ def build_frame(
         for key in [(row["question_id"], row["k"])]
     ]
     judges = [c for m in plan.metrics for c in (m, f"{m}_status")]
-    tail = ["answer", "generation_status", "answer_source", ANSWER_TOKENS, *COST_COLUMNS]
+    tail = [
+        ANSWERABLE,
+        "answer",
+        "generation_status",
+        REFUSED,
+        "answer_source",
+        ANSWER_TOKENS,
+        *COST_COLUMNS,
+    ]
     columns = [*ID_COLUMNS, *retrieval, *judges, *tail]
     frame = pd.DataFrame(joined, columns=columns)
     numeric = dict.fromkeys([*retrieval, *plan.metrics], "Float64")
     counts = dict.fromkeys(("k", "n_contexts", ANSWER_TOKENS, *COST_COLUMNS), "Int64")
-    return frame.astype({**numeric, **counts})
+    flags = dict.fromkeys((ANSWERABLE, REFUSED), "boolean")
+    return frame.astype({**numeric, **counts, **flags})

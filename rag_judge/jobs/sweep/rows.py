@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from rag_judge.core.types import JudgeResult
 from rag_judge.data.eval_sets import EvalQuery
+from rag_judge.jobs.sweep.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
 from rag_judge.jobs.sweep.plan import SweepPlan
-from rag_judge.jobs.sweep.result import ANSWER_TOKENS
+from rag_judge.judges.refusal import answer_refuses
 from rag_judge.pipeline.generate import Generation
 
 AnswerSource = Literal["generated", "external"]
@@ -58,8 +59,14 @@ def question_rows(run: QuestionRun, plan: SweepPlan) -> list[dict[str, Any]]:
             "language": run.language,
             "k": k,
             "n_contexts": min(k, run.n_retrieved),
+            ANSWERABLE: run.query.answerable,
             "answer": generation.answer,
             "generation_status": generation.status,
+            REFUSED: (
+                answer_refuses(generation.answer, judged.values())
+                if generation.status == "ok" and generation.answer is not None
+                else None
+            ),
             "answer_source": run.answer_source,
             ANSWER_TOKENS: (
                 generation.usage.prompt_tokens if run.answer_source == "generated" else None

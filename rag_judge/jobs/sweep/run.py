@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rag_judge.backends.wrapper.client import ModelClient
@@ -21,12 +21,12 @@ from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
 from rag_judge.jobs.sweep.judging import QuestionRunner
-from rag_judge.jobs.sweep.objective import parse_objective
+from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.plan import plan_sweep
 from rag_judge.jobs.sweep.result import SweepResult, build_frame
 from rag_judge.jobs.sweep.rows import QuestionRun, question_rows
 from rag_judge.jobs.sweep.sources import from_index, from_rag
-from rag_judge.judges import DEFAULT_METRICS, JudgeOptions
+from rag_judge.judges import DEFAULT_OBJECTIVE
 from rag_judge.judges.mode import choose_mode
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.chunking import Chunk
@@ -39,20 +39,17 @@ Progress = Callable[[str], None]
 
 async def run_sweep(
     eval_set: EvalSet,
+    options: SweepOptions | None = None,
     *,
     retriever: Retriever | None = None,
     chunks: Sequence[Chunk] | None = None,
+    rag: ExternalRag | None = None,
     client: ModelClient,
     generator: ModelClient | None = None,
     embedder: EmbeddingClient | None = None,
-    ks: Iterable[int] = range(1, 11),
-    metrics: Iterable[str] = DEFAULT_METRICS,
-    objective: str | None = None,
-    options: JudgeOptions | None = None,
     text_threshold: float = DEFAULT_THRESHOLD,
     progress: Progress | None = None,
     on_question: Callable[[QuestionRun], None] | None = None,
-    rag: ExternalRag | None = None,
 ) -> SweepResult:
     """Sweep k over the eval set's questions with one retriever, generator and judge model.
 
@@ -68,28 +65,26 @@ async def run_sweep(
 
     Args:
         eval_set: Questions, reference answers, qrels and the manifest's not-applicable list.
+        options: What to sweep and measure (ks, judges, objective, the judges' knobs); checked
+            when built. ``limit``, ``retriever``, ``rerank`` and ``rag`` name what the job
+            builds and are not read here: give the built RAG below.
         retriever: The retriever under test (BM25, dense, hybrid, reranked, ...).
         chunks: The chunks the retriever indexes (their texts are the contexts).
+        rag: A user's RAG (callable, JSONL or endpoint) instead of ``retriever``/``chunks``.
         client: The judge's model client (and the generator's unless ``generator`` is given);
             give it a ``ResponseCache`` to make the sweep resumable.
         generator: The model client that answers, when it is not the judge's.
         embedder: Embedding client for answer relevancy (skipped without one).
-        ks: Cutoffs to sweep; run in ascending order.
-        metrics: Judge names; those the set cannot support are skipped and reported.
-        objective: What the best k maximises (default ``faithfulness*completeness``), checked
-            here, before any model call; :func:`~rag_judge.jobs.sweep.objective.decide` uses it.
-        options: Judge options (reverse questions, noncommittal policy, support probability).
         text_threshold: n-gram coverage for relevance by answer text.
         progress: Called with each finished question's id.
         on_question: Called with each finished question's whole run (answers, results).
-        rag: A user's RAG (callable, JSONL or endpoint) instead of ``retriever``/``chunks``.
 
     Raises:
         InputError: both or neither of ``rag`` and ``retriever``/``chunks``, unknown chunk ids,
             or what the external RAG's source reports.
     """
-    objective = parse_objective(objective)
-    plan = plan_sweep(eval_set, ks, metrics, has_embedder=embedder is not None)
+    options = options or SweepOptions()
+    plan = plan_sweep(eval_set, options.ks, options.metrics, has_embedder=embedder is not None)
     queries = list(eval_set.queries)
     if rag is not None:
         if retriever is not None or chunks is not None:
@@ -100,10 +95,9 @@ async def run_sweep(
     else:
         got = await from_index(eval_set, retriever, chunks, plan.ks, text_threshold)
     answering = generator or client
-    options = options or JudgeOptions()
-    chosen_mode = await choose_mode(client, options.mode)
-    options = dataclasses.replace(options, mode=chosen_mode.mode)
-    runner = QuestionRunner(plan, client, answering, embedder, options)
+    chosen_mode = await choose_mode(client, options.judge.mode)
+    knobs = dataclasses.replace(options.judge, mode=chosen_mode.mode)
+    runner = QuestionRunner(plan, client, answering, embedder, knobs)
     gate = asyncio.Semaphore(min(client.policy.concurrency, answering.policy.concurrency))
 
     async def one(query: EvalQuery) -> QuestionRun:
@@ -134,7 +128,7 @@ async def run_sweep(
         },
         questions={q.id: q.question for q in queries},
         retrieved={qid: tuple(ids) for qid, ids in got.ids.items()},
-        objective=objective,
+        objective=options.objective or DEFAULT_OBJECTIVE,
         judge_mode=chosen_mode.mode,
         judge_mode_note=chosen_mode.note,
     )

@@ -99,6 +99,7 @@ def _query(verdict: Verdict) -> dict[str, Any]:
         "question": c.question,
         "answers": [c.answer] if c.answer else [],
         "type": c.kind,
+        "answerable": c.kind != "unanswerable",
         "source_chunks": list(c.chunk_ids),
         "language": c.language,
         "prompt": c.prompt,

@@ -94,8 +94,9 @@ def test_the_sweep_runs_and_tabulates_them(tmp_path: Path) -> None:
     assert sum("Paris" in r.messages[-1].content.split("Claims")[-1] for r in verify) >= 1
     alone, _ = toy_sweep(metrics=METRICS[1:])  # no built-in judge at all
     report = write_sweep_report(alone, tmp_path, objective="reference_found", n_resamples=RESAMPLES)
-    assert report.best is not None
-    assert (report.best.objective, report.best.k) == ("reference_found", 2)
+    found = report.decision.recommendation
+    assert found is not None
+    assert (report.objective.used, found.best_k_by_mean) == ("reference_found", 2)
     markdown = report.markdown_path.read_text(encoding="utf-8")
     assert "| any_support | reference_found |" in markdown
     html = report.html_path.read_text(encoding="utf-8")

@@ -33,9 +33,11 @@ from rag_judge.backends import ModelClient, ResponseCache
 from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import load_eval_set
-from rag_judge.jobs.sweep import run_sweep
+from rag_judge.jobs.sweep import SweepOptions, run_sweep
+from rag_judge.jobs.sweep.objective import decide
+from rag_judge.jobs.sweep.outcomes import objective_table
 from rag_judge.jobs.sweep.plan import NO_REFERENCE
-from rag_judge.jobs.sweep.summary import best_k
+from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES
 from rag_judge.judges import JudgeOptions
 from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import chunk_corpus, structure_aware
@@ -173,7 +175,7 @@ def test_summary_has_means_with_bootstrap_cis_per_k() -> None:
         "n_scored",
         "n_questions",
     ]
-    assert len(summary) == len(KS) * len(result.value_columns)
+    assert len(summary) == len(KS) * (len(result.value_columns) + len(REFUSAL_MEASURES))
     row = summary[(summary.k == 2) & (summary.metric == "context_recall")].iloc[0]
     assert (row["mean"], row["n_scored"]) == (1.0, 2)
     faithful = summary[(summary.k == 1) & (summary.metric == "faithfulness")].iloc[0]
@@ -182,29 +184,17 @@ def test_summary_has_means_with_bootstrap_cis_per_k() -> None:
     assert (summary["mean"] <= summary.ci_high).all()
 
 
-def test_best_k_tests_its_neighbours_and_says_so() -> None:
+def test_a_refusal_is_an_outcome_every_k_is_decided_over_the_same_questions() -> None:
     result, _ = toy_sweep()
-    found = result.best_k("context_recall", n_resamples=200)
-    assert found.k == 2  # q1 needs rank 2; ties with k = 3, 4 go to the smaller k
-    assert [t.k for t in found.neighbours] == [1, 3]
-    assert not found.significant
-    assert found.sentence.startswith("k=2 has the highest mean context_recall (1.000 over 2")
-    assert "not significantly better than k=1" in found.sentence
-    assert result.best_k().objective == "faithfulness*completeness"
-
-
-def test_best_k_is_significant_when_it_clearly_beats_both_neighbours() -> None:
-    rng = np.random.default_rng(0)
-    rows = [
-        {"question_id": f"q{i}", "k": k, "m": float(min(1.0, rng.uniform(0, 0.3) + bump))}
-        for i in range(40)
-        for k, bump in ((1, 0.1), (2, 0.6), (3, 0.2))
-    ]
-    frame = pd.DataFrame(rows).astype({"m": "Float64"})
-    found = best_k(frame, "m", n_resamples=500)
-    assert found.k == 2
-    assert found.significant
-    assert found.sentence.endswith("so it is significantly better than its neighbours.")
+    assert column(result, "q1", "refused") == [True, False, False, False]  # "I do not know."
+    assert column(result, "q1", "answerable") == [True] * 4
+    table = objective_table(result.per_question, "faithfulness*completeness")
+    assert (table.n_questions, dict(table.excluded)) == (2, {})
+    assert table.values.loc["q1", 1] == 0.0  # refused an answerable question: worth nothing
+    decision = decide(result, n_resamples=200)
+    assert decision.n_questions == 2
+    assert decision.objective.used == "faithfulness*completeness"
+    assert decision.refusals[1]["refusal_rate"] == 0.5
 
 
 def test_progress_is_called_per_question_and_unknown_chunks_are_refused() -> None:
@@ -276,11 +266,10 @@ def test_cmrc_sample_with_bm25(tmp_path: Path) -> None:
     result = asyncio.run(
         run_sweep(
             cmrc,
+            SweepOptions(ks=(1, 2, 3), metrics=("faithfulness", "context_recall")),
             retriever=retriever,
             chunks=chunks,
             client=ModelClient(backend),
-            ks=(1, 2, 3),
-            metrics=("faithfulness", "context_recall"),
         )
     )
     frame = result.per_question
