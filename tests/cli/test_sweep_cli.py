@@ -315,7 +315,16 @@ def test_a_sweep_whose_every_model_call_failed_exits_3(
     run = run_cli(tmp_path, served)
     assert run.exit_code == 3, run.output
     assert "error: no answer was generated: every model call failed" in run.output
-    assert (tmp_path / "out" / "summary.md").exists()  # the tables are written all the same
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    # the tables are written all the same, and name no k: a failed call is not a refusal,
+    # and no retrieval measure stands in for the judges that failed
+    assert "**No k**" in summary
+    assert "Best k" not in summary
+    assert "2 of 2 questions left every k's comparison" in summary
+    decision = json.loads((tmp_path / "out" / "decision.json").read_text(encoding="utf-8"))
+    assert decision["recommended_k"] is None
+    assert decision["objective"] == "faithfulness*completeness"
+    assert decision["n_questions"] == 0
 
 
 def test_a_folder_set_is_titled_by_its_manifest_name_not_its_path(
