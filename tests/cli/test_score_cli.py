@@ -398,7 +398,10 @@ def test_no_file_a_command_writes_is_one_it_reads_or_writes_twice(
 
 
 def test_a_cache_locked_by_another_process_costs_the_cache_not_the_results(
-    served: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    served: FakeOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     import sqlite3
 
@@ -419,6 +422,8 @@ def test_a_cache_locked_by_another_process_costs_the_cache_not_the_results(
     rows = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(r)["results"]["faithfulness"]["status"] for r in rows] == ["ok", "ok"]
     assert "not cached (database is locked): a re-run asks for them again" in run.output
+    notices = [r for r in caplog.records if "is locked by another process" in r.getMessage()]
+    assert len(notices) == 1  # said once (on stderr, outside pytest), waited for once
 
 
 def test_a_full_disk_is_one_line_and_keeps_the_partial_rows(

@@ -7,13 +7,17 @@ processes may share one file: SQLite's WAL mode and a busy timeout serialise the
 The cache serves the run, never ends it: once open, a read that fails (the file locked by
 another process past the busy timeout, a damaged file) is a miss, and a write that fails (the
 same, or a full disk) leaves that reply uncached; both are counted (:attr:`failures`) and said
-on stderr by the command, and the reply still reaches the results. Only opening the cache can
-fail a run, and that happens before the first model call.
+on stderr by the command, and the reply still reaches the results. A write that finds the file
+locked by another process waits out the busy timeout once: from then on the cache stops writing
+(each reply counted as uncached, at once, instead of another minute's wait each), says so once
+on stderr, and the run goes on. Only opening the cache can fail a run, and that happens before
+the first model call.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import threading
 import time
@@ -22,7 +26,9 @@ from pathlib import Path
 from rag_judge.core.errors import InputError
 
 BUSY_SECONDS = 60.0
-"""How long a writer waits for another process's lock on the file."""
+"""How long a writer waits for another process's lock on the file (once: see the module)."""
+
+_LOG = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -50,6 +56,9 @@ class ResponseCache:
         left uncached)."""
         self.last_error = ""
         """The last such failure, as SQLite or the OS said it."""
+        self.writes_stopped = False
+        """True once a write found the file locked by another process past the busy timeout:
+        later replies are not written (nor waited for)."""
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,6 +108,9 @@ class ResponseCache:
         """Store a successful response (the last writer wins; equal keys mean equal requests);
         False when it could not be stored (counted, and the reply is used all the same)."""
         with self._lock:
+            if self.writes_stopped:
+                self.failures += 1
+                return False
             try:
                 self._db.execute(
                     "INSERT OR REPLACE INTO responses (key, kind, model, value, created) "
@@ -110,8 +122,22 @@ class ResponseCache:
                 self._failed(error)
                 with contextlib.suppress(sqlite3.Error):  # the write may never have started
                     self._db.rollback()
+                if "locked" in str(error) or "busy" in str(error):
+                    self._stop_writing(error)
                 return False
         return True
+
+    def _stop_writing(self, error: BaseException) -> None:
+        """Another process holds the file: say so once, and write nothing more this run."""
+        self.writes_stopped = True
+        _LOG.warning(
+            "rag_judge: the response cache %s is locked by another process (%s) after a %.0f s "
+            "wait: this run goes on without caching its replies (they still reach the results; "
+            "a re-run asks for them again)",
+            self.path,
+            error,
+            BUSY_SECONDS,
+        )
 
     def _failed(self, error: BaseException) -> None:
         self.failures += 1
