@@ -29,6 +29,7 @@ from rag_judge.cli.profile_option import calibration_option
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
 from rag_judge.jobs.sweep.decision import DEFAULT_CONFIDENCE, DEFAULT_MARGIN
+from rag_judge.jobs.sweep.sequential import DEFAULT_STEP
 from rag_judge.judges import DEFAULT_OBJECTIVE
 
 if TYPE_CHECKING:
@@ -55,6 +56,10 @@ class SweepArgs:
     objective: str | None
     margin: float
     confidence: float
+    until_decided: bool
+    max_questions: int | None
+    budget: str | None
+    step: int
     embeddings: str | None
     support_probability: bool
     no_cache: bool
@@ -131,6 +136,31 @@ class SweepArgs:
     show_default=True,
     help="Family-wise confidence of the decision's intervals (all ks compared at once).",
 )
+@click.option(
+    "--until-decided",
+    is_flag=True,
+    help="Add questions in batches of --step, stop generating and judging the ks that are "
+    "confidently out, and stop when the decision settles, --budget is spent or "
+    "--max-questions are used.",
+)
+@click.option(
+    "--max-questions",
+    type=click.IntRange(min=1),
+    help="--until-decided: the most questions to use (default: all, after --limit).",
+)
+@click.option(
+    "--budget",
+    metavar="30m|2h|200k-tokens",
+    help="--until-decided: stop once this much wall time or these many tokens are spent "
+    "(checked after each batch).",
+)
+@click.option(
+    "--step",
+    type=click.IntRange(min=1),
+    default=DEFAULT_STEP,
+    show_default=True,
+    help="--until-decided: questions added between two looks.",
+)
 @model_options(
     model="Generator and judge provider/model (default: settings, then local).",
     generator="The model that answers, when it is not --model.",
@@ -186,7 +216,9 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     """Every input error before the first model call and the progress bar: the settings, the
     job's options (cutoffs, objective and judges checked as it is built), the Ray cluster
     asked for, and the eval set loaded."""
+    from rag_judge.core.errors import InputError
     from rag_judge.data.eval_sets import load_eval_set
+    from rag_judge.jobs.sweep.budget import Budget
     from rag_judge.jobs.sweep.options import STATE_FILE, SweepOptions
     from rag_judge.jobs.sweep.plan import parse_ks
     from rag_judge.judges import JudgeOptions
@@ -213,7 +245,17 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
             few_shot=read_few_shot(options.few_shot),
         ),
         calibration=options.calibration,
+        until_decided=options.until_decided,
+        max_questions=options.max_questions,
+        budget=None if options.budget is None else Budget.parse(options.budget),
+        step=options.step,
     )
+    if job.until_decided and (options.scale.batch or options.scale.executor != "local"):
+        raise InputError(
+            "--until-decided runs in this process (each batch waits for the look before it): "
+            "drop --executor and --batch",
+            field="until_decided",
+        )
     target = options.scale.target(options.no_cache, settings, generator=True)
     loaded = load_eval_set(options.eval_set)
     check_output_folder(output)

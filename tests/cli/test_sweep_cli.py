@@ -456,3 +456,42 @@ def test_the_python_api_returns_the_decision_the_cli_renders(
     assert written["n_questions"] == 2
     assert [row["k"] for row in written["per_k"]] == [1, 2, 3]
     assert {"refusal_rate", "difference_to_reference", "regret_bound"} <= set(written["per_k"][0])
+
+
+def test_until_decided_stops_when_settled_and_says_so(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    # Every k answers alike: the ks cannot be told apart, so the rule settles on the cheapest
+    # once enough questions make the intervals narrower than the margin.
+    run = run_cli(
+        tmp_path, served, "--limit", "120", "--until-decided", "--step", "20", "--margin", "0.1"
+    )
+    assert run.exit_code == 0, run.output
+    decision = json.loads((tmp_path / "out" / "decision.json").read_text(encoding="utf-8"))
+    sequential = decision["sequential"]
+    assert sequential["stop"] == "settled"
+    assert decision["recommended_k"] == 1
+    assert sequential["questions_used"] < 120
+    assert sequential["questions_used"] % 20 == 0
+    assert "Until decided:" in decision["sentence"]
+    frame = pd.read_parquet(tmp_path / "out" / "per_question.parquet")
+    assert frame["question_id"].nunique() == sequential["questions_used"]
+
+
+@pytest.mark.parametrize("extra", [("--executor", "ray"), ("--batch",)])
+def test_until_decided_refuses_to_scale_out_before_any_call(
+    tmp_path: Path, served: FakeOpenAIServer, extra: tuple[str, ...]
+) -> None:
+    run = run_cli(tmp_path, served, "--until-decided", *extra)
+    assert run.exit_code == 2
+    assert "--until-decided runs in this process" in run.output
+    assert served.total_calls == 0
+
+
+def test_a_budget_without_until_decided_is_refused(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    run = run_cli(tmp_path, served, "--budget", "10m")
+    assert run.exit_code == 2
+    assert "budget only applies to a sweep until decided" in run.output
+    assert served.total_calls == 0

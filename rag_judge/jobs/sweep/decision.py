@@ -21,6 +21,7 @@ from rag_judge.jobs.sweep.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
 from rag_judge.jobs.sweep.outcomes import ObjectiveTable, objective_table, values_answers
 from rag_judge.jobs.sweep.recommend import Recommendation, recommend
 from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES, refusal_indicators
+from rag_judge.jobs.sweep.sequential import SequentialRecord
 
 DEFAULT_MARGIN = 0.05
 """How much worse than the best a recommended k may be, on the objective's 0..1 scale (README:
@@ -58,6 +59,8 @@ class Decision:
     """Questions swept (the decision uses those not excluded)."""
     cost_unit: str = TOKENS_COST
     """What a k's cost is: the generator's prompt tokens, or k itself when they are unknown."""
+    sequential: SequentialRecord | None = None
+    """A sweep until decided: its looks, the ks that went out, why it stopped (else None)."""
 
     @property
     def recommended_k(self) -> int | None:
@@ -100,7 +103,8 @@ class Decision:
                 f"so none is recommended. {left_out}"
             ).strip()
         text = _decided(found, used) if found.recommended_k is not None else _undecided(found, used)
-        return f"{text} {left_out}".strip()
+        run = "" if self.sequential is None else self.sequential.sentence()
+        return " ".join(part for part in (text, left_out, run) if part)
 
     def excluded_sentence(self) -> str:
         """How many questions left every k's comparison, and why ("" when none did)."""
@@ -160,6 +164,7 @@ class Decision:
             "method": None if found is None else found.method,
             "critical_value": None if found is None else _round(found.critical),
             "per_k": per_k,
+            "sequential": None if self.sequential is None else self.sequential.as_json(),
         }
 
 

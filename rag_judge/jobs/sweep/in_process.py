@@ -10,6 +10,7 @@ dense retrieval share the session's embedder for the set's language
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,24 +57,33 @@ async def build_rag(
     return RagUnderTest(chunks, chosen, embedder)
 
 
-async def sweep_in_process(
-    loaded: EvalSet, session: Session, options: SweepOptions, events: Events = QUIET
-) -> SweepResult:
-    """The sweep in this process: build the RAG under test (or load the user's), then sweep."""
+@dataclass(frozen=True)
+class PreparedSweep:
+    """The RAG under test, built once, and how to sweep any share of the set's questions with
+    it (the whole set, or one batch of a sweep ``--until-decided``)."""
+
+    session: Session
+    run_kwargs: Mapping[str, Any]
+    """What :func:`run_sweep` needs besides the questions and the options."""
+
+    async def sweep(
+        self, questions: EvalSet, options: SweepOptions, events: Events = QUIET
+    ) -> SweepResult:
+        """Sweep ``questions`` (a share of the prepared set) with ``options``."""
+        return await run_sweep(questions, options, on_question=events.finished, **self.run_kwargs)
+
+
+async def prepare_sweep(loaded: EvalSet, session: Session, options: SweepOptions) -> PreparedSweep:
+    """Build the RAG under test for ``loaded`` (or load the user's), checked against the ks."""
     names = options.metrics
     needs_embedder = any(JUDGES[n].needs_embedder for n in names if n not in loaded.not_applicable)
-    common: dict[str, Any] = {
-        "on_question": events.finished,
-        "client": session.client,
-        "generator": session.generator,
-    }
+    common: dict[str, Any] = {"client": session.client, "generator": session.generator}
     if options.rag is not None:
         from rag_judge.pipeline.external.load import load_external_rag
 
         embedder = session.embedder_for(loaded.language) if needs_embedder else None
-        events.started(len(loaded.queries))
         rag = load_external_rag(options.rag, timeout=session.settings.timeout)
-        return await run_sweep(loaded, options, rag=rag, embedder=embedder, **common)
+        return PreparedSweep(session, {**common, "rag": rag, "embedder": embedder})
     built = await build_rag(
         loaded, session, retriever=options.retriever, needs_embedder=needs_embedder
     )
@@ -85,12 +95,16 @@ async def sweep_in_process(
         texts = {c.id: c.text for c in built.chunks}
         reranker = reranker_from_spec(options.rerank, client=session.generator, chunk_texts=texts)
         under_test = RerankedRetriever(under_test, reranker, depth=options.rerank_depth)
-    events.started(len(loaded.queries))
-    return await run_sweep(
-        loaded,
-        options,
-        retriever=under_test,
-        chunks=built.chunks,
-        embedder=built.embedder,
-        **common,
+    return PreparedSweep(
+        session,
+        {**common, "retriever": under_test, "chunks": built.chunks, "embedder": built.embedder},
     )
+
+
+async def sweep_in_process(
+    loaded: EvalSet, session: Session, options: SweepOptions, events: Events = QUIET
+) -> SweepResult:
+    """The sweep in this process: build the RAG under test (or load the user's), then sweep."""
+    prepared = await prepare_sweep(loaded, session, options)
+    events.started(len(loaded.queries))
+    return await prepared.sweep(loaded, options, events)

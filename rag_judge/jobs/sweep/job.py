@@ -26,6 +26,8 @@ from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress
+from rag_judge.jobs.sweep.sequential import SequentialRecord
+from rag_judge.jobs.sweep.until_decided import decide_active, sweep_until_decided
 from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
 from rag_judge.runtime.executors.batched import Stage, run_batched
@@ -59,20 +61,44 @@ async def sweep_job(
             call), or what the eval set, the RAG or the index refuse.
     """
     profile = _profile(options, session)
+    if options.until_decided:
+        if executor is not IN_PROCESS:
+            raise InputError(
+                "a sweep until decided runs in this process (no --executor ray or --batch): "
+                "each batch waits for the look before it",
+                field="until_decided",
+            )
+        loaded = _loaded(eval_set, options)
+        result, record = await sweep_until_decided(loaded, session, options, events)
+        return SweepRun(finish(result, options, profile, record))
     run = await _sweep(eval_set, session, options, executor, events)
     return replace(run, result=finish(run.result, options, profile))
 
 
 def finish(
-    result: SweepResult, options: SweepOptions, profile: tuple[CalibrationProfile, str] | None
+    result: SweepResult,
+    options: SweepOptions,
+    profile: tuple[CalibrationProfile, str] | None,
+    record: SequentialRecord | None = None,
 ) -> SweepResult:
-    """A swept result calibrated by ``profile`` (if any) and decided by ``options``."""
+    """A swept result calibrated by ``profile`` (if any) and decided by ``options``; a run until
+    decided is decided by its last look, over the ks still in, with its record."""
     if profile is not None:
         result = apply_profile_to_sweep(result, *profile)
-    decision = decide(
-        result, options.objective, margin=options.margin, confidence=options.confidence
-    )
-    return replace(result, decision=decision)
+    if record is None:
+        decision = decide(
+            result, options.objective, margin=options.margin, confidence=options.confidence
+        )
+        return replace(result, decision=decision)
+    last = record.looks[-1]
+    decision = decide_active(result, last.active, options, last.alpha)
+    return replace(result, decision=replace(decision, sequential=record))
+
+
+def _loaded(eval_set: str | Path | EvalSet, options: SweepOptions) -> EvalSet:
+    """The eval set, its first ``limit`` questions when a limit is given."""
+    loaded = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
+    return loaded if options.limit is None else loaded.limit(options.limit)
 
 
 def _profile(options: SweepOptions, session: Session) -> tuple[CalibrationProfile, str] | None:
@@ -100,9 +126,7 @@ async def _sweep(
         from rag_judge.jobs.sweep.on_ray import sweep_on_ray
 
         return SweepRun(sweep_on_ray(eval_set, session, options, executor.target, events))
-    loaded = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
-    if options.limit is not None:
-        loaded = loaded.limit(options.limit)
+    loaded = _loaded(eval_set, options)
     if not isinstance(executor, Batch):
         return SweepRun(await sweep_in_process(loaded, session, options, events))
     judge, generator = session.client, session.generator

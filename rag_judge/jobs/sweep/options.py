@@ -15,9 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from rag_judge.core.errors import InputError
+from rag_judge.jobs.sweep.budget import Budget
 from rag_judge.jobs.sweep.decision import DEFAULT_CONFIDENCE, DEFAULT_MARGIN
 from rag_judge.jobs.sweep.objective import parse_objective
 from rag_judge.jobs.sweep.plan import MAX_K, parse_ks
+from rag_judge.jobs.sweep.sequential import (
+    DEFAULT_SPENDING,
+    DEFAULT_STEP,
+    SPENDINGS,
+    Spending,
+)
 from rag_judge.judges import DEFAULT_METRICS, JudgeOptions, get_judges
 
 STATE_FILE = "batches.json"
@@ -58,6 +65,19 @@ class SweepOptions:
     calibration: Path | None = None
     """A profile of ``calibrate --fit`` applied to the result (checked against the session's
     judge before the first call)."""
+    until_decided: bool = False
+    """Add questions in batches of ``step``, dropping the ks that are confidently out, until the
+    decision settles, the ``budget`` is spent or ``max_questions`` are used
+    (:mod:`~rag_judge.jobs.sweep.until_decided`)."""
+    max_questions: int | None = None
+    """``until_decided``: the most questions to use (default: every question after ``limit``)."""
+    budget: Budget | None = None
+    """``until_decided``: stop once this much time or these many tokens are spent (a text such
+    as ``"30m"`` or ``"200k-tokens"`` is parsed)."""
+    step: int = DEFAULT_STEP
+    """``until_decided``: questions added between two looks."""
+    spending: Spending = DEFAULT_SPENDING
+    """``until_decided``: how the error is spent across looks."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ks", _checked_ks(self.ks))
@@ -83,6 +103,27 @@ class SweepOptions:
             )
         if self.calibration is not None:
             object.__setattr__(self, "calibration", Path(self.calibration))
+        self._check_sequential()
+
+    def _check_sequential(self) -> None:
+        if isinstance(self.budget, str):
+            object.__setattr__(self, "budget", Budget.parse(self.budget))
+        for name in ("max_questions", "step"):
+            value = getattr(self, name)
+            if value is not None and (_not_int(value) or value < 1):
+                raise InputError(f"must be a whole number >= 1, got {value!r}", field=name)
+        if self.spending not in SPENDINGS:
+            raise InputError(
+                f"must be one of {', '.join(SPENDINGS)}, got {self.spending!r}", field="spending"
+            )
+        if not self.until_decided:
+            given = [n for n in ("max_questions", "budget") if getattr(self, n) is not None]
+            if given:
+                raise InputError(
+                    f"{given[0]} only applies to a sweep until decided (until_decided, "
+                    "--until-decided)",
+                    field=given[0],
+                )
 
     @classmethod
     def build(cls, **values: Any) -> SweepOptions:

@@ -1,0 +1,152 @@
+"""``sweep --until-decided``: questions in batches, the ks that are out dropped, until decided.
+
+The RAG is built once; each batch of questions is swept at the ks still in
+(:meth:`~rag_judge.jobs.sweep.in_process.PreparedSweep.sweep`), then one look
+(:func:`~rag_judge.jobs.sweep.sequential.take_look`) compares those ks on every question judged
+at all of them, spending its share of the error. The run stops when a look settles, the budget
+is spent, or the questions allowed are used. Every call goes through the response cache, so an
+interrupted run, or a re-run with a larger budget, replays the finished batches without a call
+and goes on from there; the looks, being a function of the answers, come out the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+
+import pandas as pd
+
+from rag_judge.data.eval_sets import EvalSet
+from rag_judge.jobs.sweep.decision import Decision, decide_frame
+from rag_judge.jobs.sweep.in_process import prepare_sweep
+from rag_judge.jobs.sweep.objective import choose_objective
+from rag_judge.jobs.sweep.options import SweepOptions
+from rag_judge.jobs.sweep.outcomes import objective_table
+from rag_judge.jobs.sweep.result import SweepResult
+from rag_judge.jobs.sweep.sequential import Look, SequentialRecord, StopReason, spent, take_look
+from rag_judge.runtime.events import QUIET, Events
+from rag_judge.runtime.session import Session
+
+LOOK_RESAMPLES = 2000
+"""Bootstrap resamples per look: as many as the final decision's, so the last look and the
+decision agree."""
+
+
+async def sweep_until_decided(
+    loaded: EvalSet, session: Session, options: SweepOptions, events: Events = QUIET
+) -> tuple[SweepResult, SequentialRecord]:
+    """Sweep in batches until the decision's rule settles (see the module docstring)."""
+    prepared = await prepare_sweep(loaded, session, options)
+    queries = loaded.queries[: options.max_questions or len(loaded.queries)]
+    total = len(queries)
+    events.started(total)
+    active = list(options.ks)
+    parts: list[SweepResult] = []
+    looks: list[Look] = []
+    answers = used = 0
+    started, tokens_before = time.monotonic(), _tokens(session)
+    stop: StopReason = "max_questions"
+    while used < total:
+        batch = queries[used : used + options.step]
+        share = loaded.only(q.id for q in batch)
+        at_active = dataclasses.replace(options, ks=tuple(active))
+        parts.append(await prepared.sweep(share, at_active, events))
+        answers += len(batch) * len(active)
+        previous, used = used, used + len(batch)
+        merged = merge_results(parts, options.ks)
+        look = _look(merged, active, options, spent_between(previous, used, total, options))
+        looks.append(look)
+        if look.recommended_k is not None:
+            stop = "settled"
+            break
+        active = [k for k in active if k not in look.eliminated]
+        seconds, tokens = time.monotonic() - started, _tokens(session) - tokens_before
+        if options.budget is not None and options.budget.spent(seconds, tokens):
+            stop = "budget"
+            break
+    record = SequentialRecord(
+        looks=tuple(looks),
+        stop=stop,
+        questions_used=used,
+        max_questions=total,
+        answers_used=answers,
+        answers_fixed=total * len(options.ks),
+        spending=options.spending,
+        confidence=options.confidence,
+        budget="" if options.budget is None else str(options.budget),
+        seconds=time.monotonic() - started,
+        tokens=_tokens(session) - tokens_before,
+    )
+    return merge_results(parts, options.ks), record
+
+
+def spent_between(before: int, after: int, total: int, options: SweepOptions) -> float:
+    """The error a look may spend after questions ``before``..``after`` of ``total``."""
+    alpha = 1 - options.confidence
+    fraction = (spent(after / total, alpha, options.spending)
+                - spent(before / total, alpha, options.spending))  # fmt: skip
+    return max(fraction, 1e-12)
+
+
+def _look(result: SweepResult, active: Sequence[int], options: SweepOptions, alpha: float) -> Look:
+    """One look over the questions judged at every k still in."""
+    decision = decide_active(result, active, options, alpha)
+    found = decision.recommendation
+    if found is None or not found.standings:
+        return Look(0, alpha, tuple(active), (), None)
+    table = objective_table(
+        result.per_question[result.per_question["k"].isin(active)],
+        decision.objective.used or "",
+    )
+    look, _ = take_look(
+        table.values[list(active)].to_numpy(dtype=float),
+        active,
+        alpha=alpha,
+        margin=options.margin,
+        costs=[s.cost for s in found.standings],
+        eligible=[s.eligible for s in found.standings],
+        n_resamples=LOOK_RESAMPLES,
+    )
+    return look
+
+
+def decide_active(
+    result: SweepResult, active: Sequence[int], options: SweepOptions, alpha: float
+) -> Decision:
+    """The decision's rule over the ks still in, at error ``alpha``."""
+    objective = choose_objective(result, options.objective)
+    frame = result.per_question[result.per_question["k"].isin(active)]
+    return decide_frame(
+        frame,
+        objective,
+        tuple(active),
+        margin=options.margin,
+        confidence=1 - alpha,
+        n_resamples=LOOK_RESAMPLES,
+    )
+
+
+def merge_results(parts: Sequence[SweepResult], ks: Sequence[int]) -> SweepResult:
+    """The batches' results as one (rows in question order; the ks of the whole run)."""
+    first = parts[0]
+    frame = pd.concat([p.per_question for p in parts], ignore_index=True)
+    return dataclasses.replace(
+        first,
+        per_question=frame,
+        ks=tuple(ks),
+        skipped={k: v for p in parts for k, v in p.skipped.items()},
+        uncovered={k: v for p in parts for k, v in p.uncovered.items()},
+        judgements={k: v for p in parts for k, v in p.judgements.items()},
+        questions={k: v for p in parts for k, v in p.questions.items()},
+        retrieved={k: v for p in parts for k, v in p.retrieved.items()},
+    )
+
+
+def _tokens(session: Session) -> int:
+    """Prompt and completion tokens the session's models have spent so far."""
+    summary = session.ledger.summary()
+    return sum(
+        int(m.get("prompt_tokens", 0)) + int(m.get("completion_tokens", 0))
+        for m in summary.values()
+    )

@@ -1,0 +1,140 @@
+"""A sweep until decided: batches of questions, the ks that are out dropped, a stop when the rule
+settles or the budget is spent; the same looks on a re-run from the cache."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sweep_toy import CHUNKS, TOY, respond
+
+from rag_judge.backends.providers.scripted import ScriptedBackend
+from rag_judge.backends.wrapper.cache import ResponseCache
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.core.errors import InputError
+from rag_judge.data.eval_sets import EvalQuery, EvalSet
+from rag_judge.jobs.sweep import SweepOptions, SweepResult
+from rag_judge.jobs.sweep import until_decided as until_decided_module
+from rag_judge.jobs.sweep.budget import Budget
+from rag_judge.jobs.sweep.in_process import PreparedSweep
+from rag_judge.jobs.sweep.sequential import SequentialRecord, replay_sequential, spent
+from rag_judge.pipeline.base import Hit
+from rag_judge.runtime.session import open_session
+from rag_judge.runtime.settings import load_settings
+
+FRANCE = ["d2#0", "d1#0", "d1#1", "d3#0"]  # Paris's passage second: k = 1 cannot answer
+
+
+class France:
+    """Every question asks for France's capital; its passage comes second."""
+
+    async def search(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        return [[Hit(c, 1.0 / r, r) for r, c in enumerate(FRANCE[:k], start=1)] for _ in queries]
+
+
+def many(n: int) -> EvalSet:
+    queries = tuple(
+        EvalQuery(f"q{i}", f"What is the capital of France? ({i})", ("Paris",), "what")
+        for i in range(n)
+    )
+    return dataclasses.replace(TOY, queries=queries, qrels={q.id: {"d1": 1} for q in queries})
+
+
+def run(
+    tmp_path: Path, options: SweepOptions, monkeypatch: pytest.MonkeyPatch, n: int = 100
+) -> tuple[SweepResult, SequentialRecord, int]:
+    """The toy RAG (every question's answer in the second passage) swept until decided."""
+    backend = ScriptedBackend(respond=respond)
+    client = ModelClient(backend, cache=ResponseCache(tmp_path / "cache.sqlite"))
+    settings = load_settings({"cache_dir": str(tmp_path)}, env={}, config_path=None)
+    session = open_session(settings, client=client)
+
+    async def prepare(*_: object) -> PreparedSweep:
+        built = {"client": client, "generator": client, "retriever": France(), "chunks": CHUNKS}
+        return PreparedSweep(session, {**built, "embedder": None})
+
+    monkeypatch.setattr(until_decided_module, "prepare_sweep", prepare)
+    swept = until_decided_module.sweep_until_decided(many(n), session, options)
+    result, record = asyncio.run(swept)
+    return result, record, len(backend.requests)
+
+
+OPTIONS = SweepOptions(
+    ks=(1, 2, 3, 4),
+    metrics=("faithfulness", "completeness"),
+    until_decided=True,
+    step=10,
+)
+
+
+def test_a_k_that_is_plainly_out_stops_being_judged_and_the_run_stops_when_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, record, _ = run(tmp_path, OPTIONS, monkeypatch)
+    assert record.eliminated_at() == {1: 10}  # k = 1 refuses every question: out at once
+    assert record.stop == "settled"
+    assert record.questions_used < 100
+    frame = result.per_question
+    late = frame[frame["question_id"] == f"q{record.questions_used - 1}"]
+    assert set(late["k"]) == {2, 3, 4}  # no k = 1 after the first look
+    assert record.answers_used < record.answers_fixed
+    assert record.looks[-1].recommended_k == 2  # k = 2, 3, 4 answer alike: the cheapest
+    # a re-run on the same cache makes no call and takes the same looks
+    _, replayed, calls = run(tmp_path, OPTIONS, monkeypatch)
+    assert calls == 0
+    assert replayed.looks == record.looks
+
+
+def test_a_budget_stops_the_run_and_a_larger_one_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    few = dataclasses.replace(OPTIONS, budget=Budget(tokens=1))  # spent by the first batch
+    _, record, _ = run(tmp_path, few, monkeypatch)
+    assert (record.stop, record.questions_used) == ("budget", 10)
+    _, more, calls = run(tmp_path, OPTIONS, monkeypatch)
+    assert calls > 0  # the first batch from the cache, the rest asked for
+    assert more.stop == "settled"
+    assert more.looks[0] == record.looks[0]
+
+
+def test_the_sequential_options_are_checked_once() -> None:
+    with pytest.raises(InputError, match="until decided") as raised:
+        SweepOptions(budget=Budget(seconds=60))
+    assert raised.value.field == "budget"
+    assert SweepOptions(until_decided=True, budget="30m").budget == Budget(seconds=1800)
+    with pytest.raises(InputError) as raised:
+        SweepOptions(until_decided=True, step=0)
+    assert raised.value.field == "step"
+    with pytest.raises(InputError, match="not a budget"):
+        Budget.parse("soon")
+
+
+def test_spending_adds_up_to_the_error_over_the_looks() -> None:
+    for spending in ("pocock", "obrien_fleming"):
+        looks = np.linspace(0.1, 1.0, 10)
+        steps = np.diff([0.0, *(spent(t, 0.05, spending) for t in looks)])
+        assert steps.sum() == pytest.approx(0.05)
+        assert np.all(steps > 0)
+
+
+def test_in_simulation_the_best_k_survives_at_the_stated_rate() -> None:
+    # Known per-k means; 200 seeded runs: the truly best k (or one within the margin) is what
+    # every settled run names, and a plainly bad k goes out early.
+    rng = np.random.default_rng(0)
+    means = np.array([0.2, 0.5, 0.6, 0.6])
+    wrong = saved = 0
+    runs = 200
+    for seed in range(runs):
+        table = (rng.uniform(size=(200, 4)) < means).astype(float)
+        run = replay_sequential(table, (1, 2, 3, 4), margin=0.05, step=20, n_resamples=300,
+                                seed=seed)  # fmt: skip
+        k = run.recommendation.recommended_k
+        if k is not None and means.max() - means[k - 1] > 0.05:
+            wrong += 1
+        saved += 1 - run.answers_used / (200 * 4)
+    assert wrong / runs <= 0.05
+    assert saved / runs > 0.1
