@@ -6,8 +6,10 @@ in is compared on the questions judged at all of them, with the decision's simul
 intervals (:func:`~rag_judge.core.simultaneous.pairwise_intervals`), at the confidence that
 look may spend:
 
-- a k is **out** when some other k is better by more than the margin with that confidence: it
-  could be neither the best nor within the margin of it, so it is no longer generated or judged;
+- a k is **out** when some other k is better by more than the margin with that confidence (it
+  could be neither the best nor within the margin of it), or when a k that costs no more is
+  better at all (it could be the best of nothing and never the cheapest within the margin); an
+  out k is no longer generated or judged;
 - the sweep **settles** when the decision's rule (:func:`~rag_judge.jobs.sweep.recommend.recommend`)
   names a k among those still in.
 
@@ -75,7 +77,8 @@ class Look:
     active: tuple[int, ...]
     """The ks compared at this look."""
     eliminated: tuple[int, ...]
-    """The ks out after this look (confidently worse than another by more than the margin)."""
+    """The ks out after this look (confidently worse than another by more than the margin, or
+    than a k that costs no more)."""
     recommended_k: int | None
     """The k the rule named at this look (the sweep stops), else None."""
 
@@ -105,7 +108,11 @@ def take_look(
     if y.shape[0] and len(chosen) > 1:
         intervals = pairwise_intervals(y, confidence=1 - alpha, n_resamples=n_resamples, seed=seed)
         beaten = np.any(intervals.low > margin + 1e-12, axis=0)  # [j, k]: j beats k by > margin
-        out = tuple(k for k, b in zip(chosen, beaten, strict=True) if b)
+        cost = np.asarray(costs if costs is not None else chosen, dtype=float)
+        cheaper = cost[:, None] <= cost[None, :]  # [j, k]: j costs no more than k
+        np.fill_diagonal(cheaper, False)
+        dominated = np.any((intervals.low > 1e-12) & cheaper, axis=0)
+        out = tuple(k for k, b, d in zip(chosen, beaten, dominated, strict=True) if b or d)
     look = Look(
         n_questions=int(y.shape[0]),
         alpha=float(alpha),
