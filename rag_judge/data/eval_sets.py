@@ -203,9 +203,11 @@ def _answers(row: Mapping[str, Any], where: Where) -> tuple[str, ...]:
 
 
 def _answerable(row: Mapping[str, Any], where: Where) -> bool:
-    """The optional ``answerable`` flag (default true); an unanswerable question has no
-    reference answer."""
-    answerable = row.get("answerable", True)
+    """The optional ``answerable`` flag (default true; false for a row typed ``unanswerable``
+    with no answers, as ``rag-judge synth`` wrote them before the flag existed); an unanswerable
+    question has no reference answer."""
+    legacy = row.get("type") == "unanswerable" and not row.get("answers")
+    answerable = row.get("answerable", not legacy)
     if not isinstance(answerable, bool):
         raise bad(f"must be true or false, got {answerable!r}", where, "answerable")
     if not answerable and row.get("answers"):

@@ -179,6 +179,15 @@ def test_an_unanswerable_question_loads_without_answers_or_a_warning(tmp_path: P
     assert loaded.warnings == ("1 queries have no relevant document: q2",)
 
 
+def test_a_synth_set_written_before_the_flag_marks_its_unanswerable_questions(
+    tmp_path: Path,
+) -> None:
+    legacy = {**QUERIES[1], "type": "unanswerable", "answers": []}  # no "answerable" field
+    queries = _lines([QUERIES[0], legacy])
+    loaded = load_eval_set(_write_set(tmp_path / "tiny", _lines(CORPUS), queries, QRELS))
+    assert [q.answerable for q in loaded.queries] == [True, False]
+
+
 def _broken(**change: str) -> dict[str, str]:
     files = {"corpus": _lines(CORPUS), "queries": _lines(QUERIES), "qrels": QRELS}
     return files | change

@@ -18,7 +18,12 @@ from typing import Any
 import pandas as pd
 
 from rag_judge.jobs.sweep.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
-from rag_judge.jobs.sweep.outcomes import ObjectiveTable, objective_table, values_answers
+from rag_judge.jobs.sweep.outcomes import (
+    ObjectiveTable,
+    objective_table,
+    values_answers,
+    with_refusals,
+)
 from rag_judge.jobs.sweep.recommend import Recommendation, recommend
 from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES, refusal_indicators
 from rag_judge.jobs.sweep.sequential import SequentialRecord
@@ -114,7 +119,7 @@ class Decision:
         counted = ", ".join(f"{n} {why}" for why, n in reasons.most_common())
         n = len(self.excluded)
         return (
-            f"{n} of {self.n_swept} question{'s' * (n != 1)} left every k's comparison "
+            f"{n} of {self.n_swept} question{'s' * (self.n_swept != 1)} left every k's comparison "
             f"because a call failed or a judge could not score {'them' if n != 1 else 'it'} "
             f"({counted}); a failed call is not a refusal."
         )
@@ -180,6 +185,7 @@ def decide_frame(
 ) -> Decision:
     """Decide k from a sweep's per-question table by ``objective.used`` (see the module
     docstring); with no objective, a decision that names no k."""
+    frame = with_refusals(frame)  # a table written before the column: read from the answers
     n_swept = int(frame["question_id"].nunique()) if len(frame) else 0
     refusals = refusal_shares(frame)
     if objective.used is None:

@@ -114,7 +114,7 @@ def test_a_failed_call_is_not_a_refusal_the_question_leaves_every_k() -> None:
     assert table.excluded == {"q2": "k=2: the answer: backend_error"}
     decision = decided(frame)
     assert decision.n_questions == 2
-    assert "1 of 3 question left every k's comparison" in decision.sentence
+    assert "1 of 3 questions left every k's comparison" in decision.sentence
     assert "a failed call is not a refusal" in decision.sentence
     # the refusal share counts the answers there are: q3 refused, q2 at k = 2 has none
     assert decision.refusals[2]["refusal_rate"] == pytest.approx(1 / 2)
