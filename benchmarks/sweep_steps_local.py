@@ -70,7 +70,7 @@ def _prompt_step(kind: str) -> Callable[[Any, ChatRequest], str]:
     return lambda _, request: f"{request.prompt_id or 'unnamed'} ({kind})"
 
 
-def run(set_name: str, limit: int, ks: str) -> dict[str, Any]:
+def run(set_name: str, limit: int, ks: str, metrics: str | None = None) -> dict[str, Any]:
     clock = StepClock()
     LocalLlama.complete = clock.wrap(LocalLlama.complete, _prompt_step("decode"))  # type: ignore[method-assign]
     LocalLlama.yes_probability = clock.wrap(LocalLlama.yes_probability, _prompt_step("yes/no"))  # type: ignore[method-assign]
@@ -85,12 +85,14 @@ def run(set_name: str, limit: int, ks: str) -> dict[str, Any]:
         last[0] = now
 
     with tempfile.TemporaryDirectory() as cache:  # fresh, as on a first run: repeats are free
+        chosen = {"metrics": tuple(metrics.split(","))} if metrics else {}
         result = run_job(
             set_name,
             ks=parse_ks(ks),
             limit=limit,
             cache=Path(cache) / "r.sqlite",
             on_question=finished,
+            **chosen,
         )
     wall = time.perf_counter() - started
     model_seconds = sum(s["seconds"] for s in clock.steps.values())
@@ -145,8 +147,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=2)
     parser.add_argument("--ks", default="1-10")
     parser.add_argument("--label", default="", help="suffix of the result files")
+    parser.add_argument("--metrics", default=None, help="judges (default: the default ones)")
     args = parser.parse_args()
-    found = run(args.set, args.limit, args.ks)
+    found = run(args.set, args.limit, args.ks, args.metrics)
     stem = "sweep_steps_local" + (f"_{args.label}" if args.label else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(found, indent=2) + "\n")
     (RESULTS / f"{stem}.md").write_text(markdown(found))

@@ -57,6 +57,7 @@ class SweepArgs:
     margin: float
     confidence: float
     until_decided: bool
+    dry_run: bool
     max_questions: int | None
     budget: str | None
     step: int
@@ -144,6 +145,13 @@ class SweepArgs:
     "--max-questions are used.",
 )
 @click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (questions x ks, calls, tokens, minutes for the embedded model from "
+    "this machine's measured speed, cost for a priced API model) and stop, before any model "
+    "call; with --until-decided, its best and worst case.",
+)
+@click.option(
     "--max-questions",
     type=click.IntRange(min=1),
     help="--until-decided: the most questions to use (default: all, after --limit).",
@@ -200,6 +208,9 @@ def sweep(**params: Any) -> None:
 
     options = SweepArgs.from_params(params)
     settings, job, target, loaded = _checked(options)
+    if options.dry_run:
+        _dry_run(options, settings, job, loaded)
+        return
     run = _run_sweep(options, settings, job, target, loaded)
     result = run.result
     if options.scale.batch:
@@ -267,6 +278,19 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     if not options.no_cache:
         check_output_folder(settings.cache_dir, what="cache directory")
     return settings, job, target, loaded
+
+
+def _dry_run(options: SweepArgs, settings: Settings, job: SweepOptions, loaded: EvalSet) -> None:
+    """Print the sweep's plan; no model call, nothing written."""
+    import asyncio
+
+    from rag_judge.jobs.sweep.dry_run import dry_run_job
+    from rag_judge.runtime.session import open_session
+
+    session = open_session(settings, cache=False, embeddings=options.embeddings)
+    chosen = loaded if job.limit is None else loaded.limit(job.limit)
+    found = asyncio.run(dry_run_job(chosen, session, job))
+    click.echo("\n".join(found.lines()))
 
 
 def _run_sweep(

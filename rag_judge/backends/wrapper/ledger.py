@@ -125,7 +125,7 @@ class Ledger:
             return 0.0
         if not _priced(model):
             return 0.0
-        price = _price(model)
+        price = price_per_token(model)
         if price is None or tally.unreported:
             return None
         full = tally.prompt_tokens * price[0] + tally.completion_tokens * price[1]
@@ -203,7 +203,7 @@ def _priced(model: str) -> bool:
     return record is None or record.priced
 
 
-def _price(model: str) -> tuple[float, float] | None:
+def price_per_token(model: str) -> tuple[float, float] | None:
     """(input, output) USD per token from litellm's model_cost map, if litellm is installed."""
     import os
 

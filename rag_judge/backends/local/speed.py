@@ -1,0 +1,61 @@
+"""This machine's speed with the embedded model, measured in a few seconds: for a sweep's plan.
+
+:func:`measure_speed` reads a fresh prompt of a few hundred tokens (prefill: tokens read per
+second) and writes a few dozen tokens (decode: tokens written per second), straight through
+llama.cpp, bypassing the response cache and the ledger: it is a measurement, not a model call
+a result depends on. The prompt differs from any sweep's (it is built here), so the KV cache it
+leaves behind costs a sweep nothing it would have reused.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rag_judge.backends.local.local_llama import LocalLlama
+
+PREFILL_TOKENS = 400
+"""About how many tokens the prefill measurement reads."""
+DECODE_TOKENS = 32
+"""How many tokens the decode measurement writes."""
+_FILLER = (
+    "The survey counted rivers, bridges, mills and the roads between the market towns; each "
+    "entry gives the length, the year it was measured and the parish it belongs to. "
+)
+
+
+@dataclass(frozen=True)
+class MachineSpeed:
+    """Tokens read and written per second by the embedded model on this machine, now."""
+
+    prefill_per_second: float
+    decode_per_second: float
+    seconds: float
+    """What measuring took (load included)."""
+
+
+def measure_speed(backend: LocalLlama) -> MachineSpeed:
+    """Time one prefill and one decode with ``backend``'s model (loading it if needed)."""
+    started = time.perf_counter()
+    llama = backend.load()
+    text = (_FILLER * 40)[: PREFILL_TOKENS * 5]
+    tokens = llama.tokenize(f"{time.time_ns()} {text}".encode(), add_bos=True)
+    tokens = tokens[:PREFILL_TOKENS]
+    llama.reset()  # type: ignore[no-untyped-call]
+    clock = time.perf_counter()
+    llama.eval(tokens)
+    prefill = len(tokens) / max(time.perf_counter() - clock, 1e-9)
+    clock = time.perf_counter()
+    written = 0
+    for token in llama.generate(tokens, temp=0.0, reset=False):
+        written += 1
+        if written >= DECODE_TOKENS or token == llama.token_eos():
+            break
+    decode = written / max(time.perf_counter() - clock, 1e-9)
+    llama.reset()  # type: ignore[no-untyped-call]
+    return MachineSpeed(prefill, decode, time.perf_counter() - started)
+
+
+def count_tokens(backend: LocalLlama, text: str) -> int:
+    """Tokens of ``text`` by the embedded model's own tokenizer."""
+    return len(backend.load().tokenize(text.encode("utf-8"), add_bos=False, special=True))
