@@ -87,6 +87,8 @@ class Decision:
         """The decision in a few words: ``Use k = 4``, ``Undecided between k = 3, 4``, ``No k``."""
         if self.recommended_k is not None:
             return f"Use k = {self.recommended_k}"
+        if len(self.undecided_between) == 1:
+            return f"Undecided: k = {self.undecided_between[0]} leads, not yet within the margin"
         if self.undecided_between:
             return f"Undecided between k = {_ks(self.undecided_between)}"
         return "No k"
