@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rag_judge.backends.providers.vectors import cosine
 from rag_judge.core.types import JudgeResult, JudgeStatus
+from rag_judge.judges import call_rates
 from rag_judge.judges.base import Judge, cost_fields, unscored
 from rag_judge.judges.scoring import answer_relevancy_score
 from rag_judge.judges.work import SampleWork
@@ -72,4 +73,5 @@ ANSWER_RELEVANCY = Judge(
     embeds="the reverse questions",
     moved_by="noise",
     default=True,
+    call_rates=call_rates.REVERSE_QUESTIONS,
 )

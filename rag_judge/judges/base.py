@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rag_judge.core.types import ClaimVerdict, JudgeResult, RagSample
+from rag_judge.judges.call_rates import CallRate, CallRates
 from rag_judge.judges.steps import Cost, Outcome
 from rag_judge.judges.work import SampleWork
 
@@ -52,6 +53,11 @@ class Judge:
     reads_answer_claims: bool = False
     """It extracts the answer's claims, so its ``no_claims`` says the answer asserts nothing:
     a refusal, whatever its wording (the k-sweep counts it as one)."""
+    call_rates: CallRates | None = None
+    """Its calls and tokens per answer on each path (``sweep --dry-run``); None when it calls no
+    model."""
+    reason_rate: CallRate | None = None
+    """What decoding its reasons adds on the ``score`` path; None when it writes none."""
 
     @property
     def reads_passages(self) -> bool:

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from rag_judge.core.types import ClaimVerdict, JudgeResult
+from rag_judge.judges import call_rates
 from rag_judge.judges.base import Judge, claim_grid, cost_fields
 from rag_judge.judges.scoring import support_score, supported_fraction
 from rag_judge.judges.steps import Outcome
@@ -74,6 +75,8 @@ FAITHFULNESS = Judge(
     moved_by="noise",
     default=True,
     reads_answer_claims=True,
+    call_rates=call_rates.CLAIM_CHECK,
+    reason_rate=call_rates.REASON,
 )
 COMPLETENESS = Judge(
     name="completeness",
@@ -84,4 +87,5 @@ COMPLETENESS = Judge(
     cites="answer",
     moved_by="missing_passages",
     default=True,
+    call_rates=call_rates.REFERENCE_CHECK,
 )

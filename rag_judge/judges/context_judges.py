@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rag_judge.core.types import JudgeResult
+from rag_judge.judges import call_rates
 from rag_judge.judges.base import Judge, claim_grid, cost_fields
 from rag_judge.judges.claim_judges import verdict_counts
 from rag_judge.judges.scoring import (
@@ -74,6 +75,7 @@ CONTEXT_RECALL = Judge(
     cites="contexts",
     moved_by="missing_passages",
     default=True,
+    call_rates=call_rates.PASSAGE_CHECK,
 )
 CONTEXT_PRECISION = Judge(
     name="context_precision",
@@ -84,4 +86,5 @@ CONTEXT_PRECISION = Judge(
     "reference claim (per k too).",
     scope="per_question",
     cites="contexts",
+    call_rates=call_rates.PASSAGE_CHECK,
 )

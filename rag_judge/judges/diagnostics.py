@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from rag_judge.core.types import ClaimVerdict, JudgeResult
+from rag_judge.judges import call_rates
 from rag_judge.judges.base import Judge, claim_grid, cost_fields, unscored
 from rag_judge.judges.scoring import context_utilization as utilization_score
 from rag_judge.judges.scoring import noise_sensitivity as noise_score
@@ -92,6 +93,7 @@ CONTEXT_UTILIZATION = Judge(
     run=context_utilization,
     description="Of the reference claims the contexts support, the share the answer states.",
     cites="answer",
+    call_rates=call_rates.CLAIM_CHECK,
 )
 NOISE_SENSITIVITY = Judge(
     name="noise_sensitivity",
@@ -103,4 +105,5 @@ NOISE_SENSITIVITY = Judge(
     higher_is_better=False,
     cites="contexts",
     moved_by="noise",
+    call_rates=call_rates.CLAIM_CHECK,
 )

@@ -5,14 +5,14 @@ The plan is counted from the prompts and the set's passages: our RAG's top K for
 estimated from the set's own passages instead), the generator's prompt for every k rendered
 and counted with the model's tokenizer (the embedded model's own; an estimate by script for
 others), and each judge's calls per answer from the rates measured on this release's judges
-(:data:`JUDGE_COSTS`). Prompt tokens are what the calls send; for the embedded model, which
-keeps the previous prompt's KV cache, the tokens it actually reads are counted by following the
-sweep's call order (each k's prompt re-reads only what follows its shared prefix with the one
-before). Time, for the embedded model, is read tokens over this machine's prefill rate plus
-written tokens over its decode rate, both measured now in a few seconds
-(:func:`~rag_judge.backends.local.speed.measure_speed`); cost, for a priced API model, is the
-tokens at its price. ``--until-decided`` gets a range: its best case settles at the first look,
-its worst uses every question at every k.
+(:attr:`~rag_judge.judges.base.Judge.call_rates`). Prompt tokens are what the calls send; for
+the embedded model, which keeps the previous prompt's KV cache, the tokens it actually reads
+are counted by following the sweep's call order (each k's prompt re-reads only what follows its
+shared prefix with the one before). Time, for the embedded model, is read tokens over this
+machine's prefill rate plus written tokens over its decode rate, both measured now in a few
+seconds (:func:`~rag_judge.backends.local.speed.measure_speed`); cost, for a priced API model,
+is the tokens at its price. ``--until-decided`` gets a range: its best case settles at the
+first look, its worst uses every question at every k.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from rag_judge.backends.registry import provider_of
 from rag_judge.data.eval_sets import EvalSet
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.judges import JUDGES
+from rag_judge.judges.call_rates import CallRate
 from rag_judge.pipeline.build import eval_set_chunks
 from rag_judge.prompts.templates import load_prompt, prompt_languages
 from rag_judge.runtime.session import Session
@@ -37,40 +38,6 @@ ANSWER_TOKENS = 8.0
 DISTINCT_ANSWERS = 0.6
 """The share of (question, k) answers that differ from the previous k's: steps that read only
 the answer are cache hits for the rest (measured on cmrc2018_zh_chunked)."""
-
-
-@dataclass(frozen=True)
-class JudgeCost:
-    """A judge's calls per answer (per question for a once-per-question judge), measured."""
-
-    calls: float
-    """Calls per answer."""
-    resend: bool
-    """Its prompts carry the passages (the generator's prompt plus ``prompt``), else they are
-    ``prompt`` tokens long."""
-    prompt: float
-    read: float
-    """Tokens the embedded model reads per call after prefix reuse."""
-    completion: float
-    """Tokens written per call."""
-    distinct_only: bool = False
-    """Asked once per distinct answer (identical answers at two ks hit the cache)."""
-
-
-JUDGE_COSTS: Mapping[tuple[str, str], JudgeCost] = {
-    ("faithfulness", "score"): JudgeCost(1.1, True, 30, 45, 1),
-    ("faithfulness", "generate"): JudgeCost(2.0, True, 250, 300, 60),
-    ("completeness", "score"): JudgeCost(1.2, False, 160, 160, 1, distinct_only=True),
-    ("completeness", "generate"): JudgeCost(2.0, False, 350, 350, 60, distinct_only=True),
-    ("answer_relevancy", "score"): JudgeCost(1.0, False, 200, 200, 60, distinct_only=True),
-    ("answer_relevancy", "generate"): JudgeCost(1.0, False, 200, 200, 60, distinct_only=True),
-    ("context_recall", "score"): JudgeCost(1.5, True, 40, 60, 1),
-    ("context_recall", "generate"): JudgeCost(2.0, True, 250, 300, 60),
-}
-"""Per (judge, path): calls and tokens per answer. Judges not listed cost nothing (exact match,
-F1) or are charged as faithfulness (the other claim judges)."""
-REASON_COST = JudgeCost(0.25, True, 40, 60, 20)
-"""``score`` path with reasons: a reason decoded per answer with an unsupported claim."""
 
 
 @dataclass(frozen=True)
@@ -126,7 +93,7 @@ def approximate_tokens(text: str) -> int:
     character, and about 1.3 per word of other scripts (digits and punctuation included).
 
     >>> approximate_tokens("广三铁路在哪年建成？"), approximate_tokens("Where is Paris, France?")
-    (10, 6)
+    (10, 5)
     """
     han = len(re.findall(r"[\u4e00-\u9fff]", text))
     words = len(re.findall(r"[^\s\u4e00-\u9fff]+", text))
@@ -185,11 +152,13 @@ def plan_cost(
                 prompt += n * ((tokens if cost.resend else 0) + cost.prompt)
                 completion += n * cost.completion
                 read += n * cost.read
-            if mode == "score" and options.judge.reasons and "faithfulness" in options.metrics:
-                calls += REASON_COST.calls
-                prompt += REASON_COST.calls * (tokens + REASON_COST.prompt)
-                completion += REASON_COST.calls * REASON_COST.completion
-                read += REASON_COST.calls * REASON_COST.read
+            for name in options.metrics:
+                reason = JUDGES[name].reason_rate
+                if mode == "score" and options.judge.reasons and reason is not None:
+                    calls += reason.calls
+                    prompt += reason.calls * (tokens + reason.prompt)
+                    completion += reason.calls * reason.completion
+                    read += reason.calls * reason.read
         for name in options.metrics:
             cost = _cost_of(name, mode)
             if cost is not None and JUDGES[name].scope == "per_question":
@@ -223,11 +192,9 @@ def corpus_contexts(loaded: EvalSet, k: int) -> dict[str, list[str]]:
     return {q.id: texts for q in loaded.queries}
 
 
-def _cost_of(name: str, mode: str) -> JudgeCost | None:
-    judge = JUDGES[name]
-    if not judge.uses_model:
-        return None
-    return JUDGE_COSTS.get((name, mode), JUDGE_COSTS[("faithfulness", mode)])
+def _cost_of(name: str, mode: str) -> CallRate | None:
+    rates = JUDGES[name].call_rates
+    return None if rates is None else rates[mode]
 
 
 def _shared_prefix(previous: list[str], text: str, count: Callable[[str], int]) -> int:
