@@ -1,7 +1,9 @@
 """How much a sweep ``--until-decided`` may spend: minutes of wall time, or model tokens.
 
-The budget is checked after each batch of questions, so a run can overshoot it by one batch;
-what was spent and why the run stopped go into the decision. Only what this run spends counts:
+The budget is a ceiling: after each batch of questions the run stops if the budget is spent, or
+if the next batch, at the pace of the last one, would overrun it (a pace is a forecast, so a
+batch much slower than the one before can still overshoot). What was spent and why the run
+stopped go into the decision. Only what this run spends counts:
 answers from the response cache cost neither time nor tokens, so a re-run with a larger budget
 replays the finished batches at once and goes on from where the last one stopped.
 """
@@ -59,6 +61,16 @@ class Budget:
         if self.seconds is not None and seconds >= self.seconds:
             return True
         return self.tokens is not None and tokens >= self.tokens
+
+    def would_overrun(
+        self, seconds: float, tokens: int, next_seconds: float, next_tokens: float
+    ) -> bool:
+        """True when spending ``next_seconds`` and ``next_tokens`` more would pass the budget.
+
+        >>> Budget(seconds=540).would_overrun(400, 0, 150, 0)
+        True
+        """
+        return self.spent(seconds + next_seconds, round(tokens + next_tokens))
 
     def __str__(self) -> str:
         if self.seconds is not None:

@@ -246,7 +246,7 @@ class SequentialRecord:
         """What the run did, in words."""
         why = {
             "settled": "the rule settled",
-            "budget": f"its budget ({self.budget}) was spent",
+            "budget": f"its budget ({self.budget}) was spent, or would be by the next batch",
             "max_questions": "it had used every question it was allowed",
         }[self.stop]
         gone = self.eliminated_at()

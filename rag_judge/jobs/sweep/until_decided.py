@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from rag_judge.data.eval_sets import EvalSet
+from rag_judge.jobs.sweep.budget import Budget
 from rag_judge.jobs.sweep.decision import Decision, decide_frame
 from rag_judge.jobs.sweep.in_process import prepare_sweep
 from rag_judge.jobs.sweep.objective import choose_objective
@@ -46,13 +47,15 @@ async def sweep_until_decided(
     looks: list[Look] = []
     answers = used = 0
     started, tokens_before = time.monotonic(), _tokens(session)
+    seconds = tokens = 0.0
     stop: StopReason = "max_questions"
     while used < total:
         batch = queries[used : used + options.step]
         share = loaded.only(q.id for q in batch)
         at_active = dataclasses.replace(options, ks=tuple(active))
         parts.append(await prepared.sweep(share, at_active, events))
-        answers += len(batch) * len(active)
+        batch_answers = len(batch) * len(active)
+        answers += batch_answers
         previous, used = used, used + len(batch)
         merged = merge_results(parts, options.ks)
         look = _look(merged, active, options, spent_between(previous, used, total, options))
@@ -61,8 +64,15 @@ async def sweep_until_decided(
             stop = "settled"
             break
         active = [k for k in active if k not in look.eliminated]
+        before = seconds, tokens
         seconds, tokens = time.monotonic() - started, _tokens(session) - tokens_before
-        if options.budget is not None and options.budget.spent(seconds, tokens):
+        if options.budget is not None and _over_budget(
+            options.budget,
+            (seconds, tokens),
+            before,
+            batch_answers,
+            min(options.step, total - used) * len(active),
+        ):
             stop = "budget"
             break
     record = SequentialRecord(
@@ -79,6 +89,20 @@ async def sweep_until_decided(
         tokens=_tokens(session) - tokens_before,
     )
     return merge_results(parts, options.ks), record
+
+
+def _over_budget(
+    budget: Budget,
+    now: tuple[float, float],
+    before: tuple[float, float],
+    last_answers: int,
+    next_answers: int,
+) -> bool:
+    """Spent, or the next batch at the last one's pace per answer would overrun it."""
+    pace = [(a - b) / max(last_answers, 1) for a, b in zip(now, before, strict=True)]
+    return budget.spent(now[0], round(now[1])) or budget.would_overrun(
+        now[0], round(now[1]), pace[0] * next_answers, pace[1] * next_answers
+    )
 
 
 def spent_between(before: int, after: int, total: int, options: SweepOptions) -> float:

@@ -101,6 +101,20 @@ def test_a_budget_stops_the_run_and_a_larger_one_goes_on(
     assert more.looks[0] == record.looks[0]
 
 
+def test_a_run_stops_before_a_batch_that_would_overrun_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, first, _ = run(tmp_path / "first", dataclasses.replace(OPTIONS, budget=Budget(tokens=1)),
+                      monkeypatch)  # fmt: skip
+    batch = first.tokens  # one batch of 10 questions at 4 ks
+    assert batch > 0
+    # room for half a batch more: the next (10 questions at the 3 ks still in) would overrun
+    roomy = dataclasses.replace(OPTIONS, budget=Budget(tokens=int(batch * 1.5)))
+    _, record, _ = run(tmp_path / "second", roomy, monkeypatch)
+    assert (record.stop, record.questions_used, record.tokens) == ("budget", 10, batch)
+    assert "would be by the next batch" in record.sentence()
+
+
 def test_the_sequential_options_are_checked_once() -> None:
     with pytest.raises(InputError, match="until decided") as raised:
         SweepOptions(budget=Budget(seconds=60))
