@@ -196,8 +196,8 @@ def replay(sweep: Sweep, subsets: int, seed: int = 0) -> dict[str, Any]:
     regret_em = {k: float(truth_em[best] - truth_em[k]) for k in KS}
     universe = list(sweep.truth.index)
     rng = np.random.default_rng(seed)
-    draws = {n: [list(rng.choice(universe, size=n, replace=False)) for _ in range(subsets)]
-             for n in SIZES}  # fmt: skip
+    orders = [list(rng.permutation(universe)) for _ in range(subsets)]
+    draws = {n: [order[:n] for order in orders] for n in SIZES}
     rows = []
     for n in SIZES:
         for margin in MARGINS:
@@ -209,6 +209,8 @@ def replay(sweep: Sweep, subsets: int, seed: int = 0) -> dict[str, Any]:
                 picks = [rules[name](ids) for ids in draws[n]]
                 shown = margin if has_margin else None
                 rows.append(_score(name, shown, n, picks, regret_f1, regret_em))
+                if name == "new":
+                    rows[-1].update(_needed_kept(rules[name], orders, picks, len(universe)))
     per_k = {
         k: {
             "f1": float(truth_f1[k]),
@@ -221,6 +223,7 @@ def replay(sweep: Sweep, subsets: int, seed: int = 0) -> dict[str, Any]:
     }
     return {
         "set": sweep.name,
+        "truth_stability": truth_stability(sweep.truth[list(KS)].to_numpy(dtype=float)),
         "questions": len(universe),
         "questions_with_objective": len(sweep.objective),
         "unanswerable": int((~sweep.answerable.reindex(universe)).sum()),
@@ -228,6 +231,34 @@ def replay(sweep: Sweep, subsets: int, seed: int = 0) -> dict[str, Any]:
         "per_k": per_k,
         "rows": rows,
     }
+
+
+def _needed_kept(
+    rule: Callable[[list[str]], Pick], orders: list[list[str]], picks: Sequence[Pick], total: int
+) -> dict[str, Any]:
+    """Is "about N questions would settle it" kept? Where a subset was undecided and asked for
+    N questions the sweep has, the rule on the first N of the same order: the share decided
+    (80% is what the estimate aims at)."""
+    asked = [(order, q) for order, (_, ok, q) in zip(orders, picks, strict=True)
+             if ok is False and q is not None and q <= total]  # fmt: skip
+    settled = [rule(order[:q])[1] is True for order, q in asked]
+    return {
+        "needed_checked": len(asked),
+        "needed_asked_beyond_sweep": sum(
+            1 for _, ok, q in picks if ok is False and q is not None and q > total
+        ),
+        "p_decided_at_needed": float(np.mean(settled)) if settled else None,
+    }
+
+
+def truth_stability(table: np.ndarray, resamples: int = 2000, seed: int = 0) -> dict[str, float]:
+    """How sure the oracle itself is: over bootstrap resamples of its questions, the share in
+    which each k has the highest mean F1 (ks that never do are left out)."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, len(table), size=(resamples, len(table)))
+    means = table[rows].mean(axis=1)
+    best = means.argmax(axis=1)
+    return {str(KS[i]): float(np.mean(best == i)) for i in range(len(KS)) if np.any(best == i)}
 
 
 def _score(
@@ -248,6 +279,8 @@ def _score(
         "mean_regret_em": float(np.mean([regret_em[k] for k, _, _ in picks])),
         "picks": {str(k): sum(p == k for p, _, _ in picks) for k in KS},
     }
+    if margin is not None:
+        row["p_regret_within_margin"] = float(np.mean(regrets <= margin + 1e-12))
     decided = [(k, ok) for k, ok, _ in picks if ok is not None]
     if decided and margin is not None:
         hits = [regret_f1[k] <= margin + 1e-12 for k, ok in decided if ok]
@@ -283,8 +316,14 @@ def _set_section(result: dict[str, Any]) -> list[str]:
         f"## {result['set']}: {result['questions']} questions"
         + (f" ({result['unanswerable']} unanswerable)" if result["unanswerable"] else ""),
         "",
-        f"The truth is k = {result['truth_k']}. Over every question "
-        f"({result['questions_with_objective']} have the objective at every k):",
+        f"The truth is k = {result['truth_k']}. The oracle is itself a sample: over 2,000 "
+        "bootstrap resamples of its questions, the k with the highest F1 is "
+        + ", ".join(
+            f"k = {k} in {share:.0%}"
+            for k, share in sorted(result["truth_stability"].items(), key=lambda kv: -kv[1])
+        )
+        + f". Over every question ({result['questions_with_objective']} have the objective at "
+        "every k):",
         "",
         "| k | F1 | exact match | faithfulness*completeness (refusals counted) | refusals "
         "| generator prompt tokens |",
@@ -296,10 +335,10 @@ def _set_section(result: dict[str, Any]) -> list[str]:
             f"| {mark} | {row['f1']:.3f} | {row['exact_match']:.3f} | {row['objective']:.3f} "
             f"| {row['refusal_rate']:.2f} | {row['prompt_tokens']:,.0f} |"
         )
-    lines += ["", "| questions | rule | margin | P(regret ≤ 0.02) | P(regret ≤ 0.05) | mean "
-              "regret (F1) | EM below the truth's k | decided | P(regret ≤ margin) when "
-              "decided | median questions asked for |",
-              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines += ["", "| questions | rule | margin | P(regret ≤ 0.02) | P(regret ≤ 0.05) | "
+              "P(regret ≤ its margin) | mean regret (F1) | EM below the truth's k | decided "
+              "| P(regret ≤ margin) when decided | median questions asked for |",
+              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for row in result["rows"]:
         decided = row.get("share_decided")
         when = row.get("p_regret_within_margin_when_decided")
@@ -308,6 +347,7 @@ def _set_section(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {row['n']} | {row['rule']} | {margin} "
             f"| {row['p_regret_within_0.02']:.2f} | {row['p_regret_within_0.05']:.2f} "
+            f"| {'' if row['margin'] is None else format(row['p_regret_within_margin'], '.2f')} "
             f"| {row['mean_regret_f1']:.3f} | {row['mean_regret_em']:+.3f} "
             f"| {'' if decided is None else f'{decided:.2f}'} "
             f"| {'' if when is None else f'{when:.2f}'} "

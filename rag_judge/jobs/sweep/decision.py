@@ -289,8 +289,9 @@ def _undecided(found: Recommendation, used: str) -> str:
     if found.questions_needed is not None:
         extra = found.questions_needed - n
         more = (
-            f" About {found.questions_needed} questions in all ({extra} more) would settle it, "
-            "if the differences stay as measured."
+            f" At least about {found.questions_needed} questions in all ({extra} more) would "
+            "settle it: that is if the differences stayed as measured, and a lead seen in few "
+            "questions tends to shrink."
         )
     return head + lean + more
 

@@ -211,7 +211,7 @@ def test_with_few_questions_it_says_which_ks_it_cannot_separate_and_how_many_wou
     assert found is not None
     assert found.questions_needed is not None
     assert found.questions_needed > 20
-    assert f"About {found.questions_needed} questions in all" in decision.sentence
+    assert f"At least about {found.questions_needed} questions in all" in decision.sentence
 
 
 def test_the_questions_needed_are_enough_when_the_differences_stay_as_measured() -> None:
