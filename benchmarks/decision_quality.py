@@ -337,8 +337,9 @@ def _set_section(result: dict[str, Any]) -> list[str]:
         )
     lines += ["", "| questions | rule | margin | P(regret ≤ 0.02) | P(regret ≤ 0.05) | "
               "P(regret ≤ its margin) | mean regret (F1) | EM below the truth's k | decided "
-              "| P(regret ≤ margin) when decided | median questions asked for |",
-              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+              "| P(regret ≤ margin) when decided | median questions asked for | decided at "
+              "the questions asked for |",
+              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for row in result["rows"]:
         decided = row.get("share_decided")
         when = row.get("p_regret_within_margin_when_decided")
@@ -351,9 +352,17 @@ def _set_section(result: dict[str, Any]) -> list[str]:
             f"| {row['mean_regret_f1']:.3f} | {row['mean_regret_em']:+.3f} "
             f"| {'' if decided is None else f'{decided:.2f}'} "
             f"| {'' if when is None else f'{when:.2f}'} "
-            f"| {'' if needed is None else f'{needed:,.0f}'} |"
+            f"| {'' if needed is None else f'{needed:,.0f}'} "
+            f"| {_kept(row)} |"
         )
     return [*lines, ""]
+
+
+def _kept(row: dict[str, Any]) -> str:
+    """The share decided at the questions asked for, over the subsets this sweep could check."""
+    if row.get("p_decided_at_needed") is None:
+        return ""
+    return f"{row['p_decided_at_needed']:.2f} of {row['needed_checked']}"
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -7,8 +7,13 @@ back to back in one process, and both are written side by side.
 
     python benchmarks/dry_run_accuracy.py local [--set cmrc2018_zh_chunked] [--limit 20]
 
-``local`` is the demo's job (the embedded model, the demo's judges, reasons on). Writes
-``results/dry_run_accuracy.{json,md}`` (one section per run, keyed by its command).
+``local`` is the demo's job (the embedded model, the demo's judges, reasons on). ``demo`` plans
+the demo's job and compares it with a finished ``make demo`` (its folder and its wall time: the
+ledger's calls and tokens are read from its summary.md):
+
+    python benchmarks/dry_run_accuracy.py demo --run-dir sweep_demo --seconds 701
+
+Writes ``results/dry_run_accuracy.{json,md}`` (one section per run, keyed by its command).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Sequence
@@ -80,6 +86,63 @@ def measure_local(name: str, limit: int, ks: str, metrics: Sequence[str]) -> dic
     }
 
 
+LEDGER = re.compile(
+    r"(?P<calls>[\d,]+) calls made.*?; (?P<prompt>[\d,]+) prompt \+ (?P<completion>[\d,]+) "
+    r"completion tokens"
+)
+
+
+def compare_demo(
+    run_dir: Path, seconds: float, limit: int, metrics: Sequence[str]
+) -> dict[str, Any]:
+    """The demo's plan, made now, against a finished demo's ledger (its summary.md) and time."""
+    from rag_judge.data.eval_sets import load_eval_set
+    from rag_judge.jobs.sweep import SweepOptions
+    from rag_judge.jobs.sweep.dry_run import dry_run_job
+    from rag_judge.runtime.session import open_session
+    from rag_judge.runtime.settings import load_settings
+
+    name = "cmrc2018_zh_chunked"
+    options = SweepOptions.build(ks="1-10", limit=limit, metrics=tuple(metrics))
+    loaded = load_eval_set(name).limit(limit)
+    started = time.perf_counter()
+    plan = asyncio.run(dry_run_job(loaded, open_session(load_settings(), cache=False), options))
+    plan_seconds = time.perf_counter() - started
+    text = (run_dir / "summary.md").read_text(encoding="utf-8")
+    found = [m.groupdict() for m in LEDGER.finditer(text)]
+    if not found:
+        raise SystemExit(f"{run_dir / 'summary.md'} has no ledger line")
+    measured = {
+        "calls": sum(int(f["calls"].replace(",", "")) for f in found),
+        "prompt_tokens": sum(int(f["prompt"].replace(",", "")) for f in found),
+        "completion_tokens": sum(int(f["completion"].replace(",", "")) for f in found),
+        "minutes": seconds / 60,
+    }
+    predicted = {
+        "calls": plan.plan.calls,
+        "prompt_tokens": plan.plan.prompt_tokens,
+        "completion_tokens": plan.plan.completion_tokens,
+        "minutes": plan.plan.minutes,
+    }
+    decision = json.loads((run_dir / "decision.json").read_text(encoding="utf-8"))
+    return {
+        "command": f"make demo (sweep {name} --limit {limit} --ks 1-10 --metrics "
+        f"{','.join(metrics)}; wall time of the job from the shell)",
+        "plan_seconds": round(plan_seconds, 1),
+        "speed": {"prefill": plan.speed.prefill, "decode": plan.speed.decode}
+        if plan.speed
+        else None,
+        "read_tokens_predicted": plan.plan.read_tokens,
+        "predicted": predicted,
+        "measured": measured,
+        "ratio": {
+            key: (predicted[key] / measured[key]) if predicted[key] and measured[key] else None
+            for key in measured
+        },
+        "decision": decision.get("decision"),
+    }
+
+
 def render(payload: dict[str, Any]) -> str:
     lines = [
         "# `sweep --dry-run` against the real run",
@@ -125,8 +188,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     local.add_argument("--limit", type=int, default=20)
     local.add_argument("--ks", default="1-10")
     local.add_argument("--metrics", default=",".join(DEMO_METRICS))
+    demo = commands.add_parser("demo", help="the plan against a finished make demo")
+    demo.add_argument("--run-dir", type=Path, required=True)
+    demo.add_argument("--seconds", type=float, required=True, help="the job's wall time")
+    demo.add_argument("--limit", type=int, default=20)
+    demo.add_argument("--metrics", default=",".join(DEMO_METRICS))
     args = parser.parse_args(argv)
-    run = measure_local(args.set, args.limit, args.ks, args.metrics.split(","))
+    if args.command == "demo":
+        run = compare_demo(args.run_dir, args.seconds, args.limit, args.metrics.split(","))
+    else:
+        run = measure_local(args.set, args.limit, args.ks, args.metrics.split(","))
     run["machine"] = machine_info("llama-cpp-python")
     path = RESULTS / "dry_run_accuracy.json"
     payload = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
