@@ -36,33 +36,25 @@ RESULTS = HERE / "results"
 DEMO_METRICS = ("faithfulness", "completeness", "exact_match", "answer_f1")
 
 
-def measure_local(name: str, limit: int, ks: str, metrics: Sequence[str]) -> dict[str, Any]:
-    """The plan, then the real sweep with a fresh cache, on the embedded model."""
+def _plan(name: str, limit: int, ks: str, metrics: Sequence[str]) -> tuple[Any, Any, float]:
+    """The sweep's options and its plan (made as the CLI makes it), and the plan's seconds."""
     from rag_judge.data.eval_sets import load_eval_set
-    from rag_judge.jobs.sweep import SweepOptions, run_job
+    from rag_judge.jobs.sweep import SweepOptions
     from rag_judge.jobs.sweep.dry_run import dry_run_job
     from rag_judge.runtime.session import open_session
     from rag_judge.runtime.settings import load_settings
 
     options = SweepOptions.build(ks=ks, limit=limit, metrics=tuple(metrics))
     loaded = load_eval_set(name).limit(limit)
-    with tempfile.TemporaryDirectory(prefix="dry_run_accuracy_") as cache:
-        os.environ["RAG_JUDGE_CACHE_DIR"] = cache
-        settings = load_settings()
-        started = time.perf_counter()
-        plan = asyncio.run(dry_run_job(loaded, open_session(settings, cache=False), options))
-        plan_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        result = run_job(name, options=options, settings=settings)
-        seconds = time.perf_counter() - started
-    assert result.ledger is not None
-    tallies = result.ledger.summary()
-    measured = {
-        "calls": sum(t["calls"] for t in tallies.values()),
-        "prompt_tokens": sum(t["prompt_tokens"] for t in tallies.values()),
-        "completion_tokens": sum(t["completion_tokens"] for t in tallies.values()),
-        "minutes": seconds / 60,
-    }
+    started = time.perf_counter()
+    plan = asyncio.run(dry_run_job(loaded, open_session(load_settings(), cache=False), options))
+    return options, plan, time.perf_counter() - started
+
+
+def _side_by_side(
+    command: str, plan: Any, plan_seconds: float, measured: dict[str, float], decision: Any
+) -> dict[str, Any]:
+    """One run's record: the plan's figures, the measured ones and their ratios."""
     predicted = {
         "calls": plan.plan.calls,
         "prompt_tokens": plan.plan.prompt_tokens,
@@ -70,7 +62,7 @@ def measure_local(name: str, limit: int, ks: str, metrics: Sequence[str]) -> dic
         "minutes": plan.plan.minutes,
     }
     return {
-        "command": f"sweep {name} --limit {limit} --ks {ks} --metrics {','.join(metrics)}",
+        "command": command,
         "plan_seconds": round(plan_seconds, 1),
         "speed": {"prefill": plan.speed.prefill, "decode": plan.speed.decode}
         if plan.speed
@@ -82,32 +74,46 @@ def measure_local(name: str, limit: int, ks: str, metrics: Sequence[str]) -> dic
             key: (predicted[key] / measured[key]) if predicted[key] and measured[key] else None
             for key in measured
         },
-        "decision": result.decision.headline if result.decision else None,
+        "decision": decision,
     }
+
+
+def measure_local(name: str, limit: int, ks: str, metrics: Sequence[str]) -> dict[str, Any]:
+    """The plan, then the real sweep with a fresh cache, on the embedded model."""
+    from rag_judge.jobs.sweep import run_job
+
+    with tempfile.TemporaryDirectory(prefix="dry_run_accuracy_") as cache:
+        os.environ["RAG_JUDGE_CACHE_DIR"] = cache
+        options, plan, plan_seconds = _plan(name, limit, ks, metrics)
+        started = time.perf_counter()
+        result = run_job(name, options=options)
+        seconds = time.perf_counter() - started
+    assert result.ledger is not None
+    tallies = result.ledger.summary()
+    measured = {
+        "calls": sum(t["calls"] for t in tallies.values()),
+        "prompt_tokens": sum(t["prompt_tokens"] for t in tallies.values()),
+        "completion_tokens": sum(t["completion_tokens"] for t in tallies.values()),
+        "minutes": seconds / 60,
+    }
+    command = f"sweep {name} --limit {limit} --ks {ks} --metrics {','.join(metrics)}"
+    headline = result.decision.headline if result.decision else None
+    return _side_by_side(command, plan, plan_seconds, measured, headline)
 
 
 LEDGER = re.compile(
     r"(?P<calls>[\d,]+) calls made.*?; (?P<prompt>[\d,]+) prompt \+ (?P<completion>[\d,]+) "
     r"completion tokens"
 )
+"""summary.md's ledger line per model (the CLI writes no machine-readable ledger)."""
 
 
 def compare_demo(
     run_dir: Path, seconds: float, limit: int, metrics: Sequence[str]
 ) -> dict[str, Any]:
     """The demo's plan, made now, against a finished demo's ledger (its summary.md) and time."""
-    from rag_judge.data.eval_sets import load_eval_set
-    from rag_judge.jobs.sweep import SweepOptions
-    from rag_judge.jobs.sweep.dry_run import dry_run_job
-    from rag_judge.runtime.session import open_session
-    from rag_judge.runtime.settings import load_settings
-
     name = "cmrc2018_zh_chunked"
-    options = SweepOptions.build(ks="1-10", limit=limit, metrics=tuple(metrics))
-    loaded = load_eval_set(name).limit(limit)
-    started = time.perf_counter()
-    plan = asyncio.run(dry_run_job(loaded, open_session(load_settings(), cache=False), options))
-    plan_seconds = time.perf_counter() - started
+    _, plan, plan_seconds = _plan(name, limit, "1-10", metrics)
     text = (run_dir / "summary.md").read_text(encoding="utf-8")
     found = [m.groupdict() for m in LEDGER.finditer(text)]
     if not found:
@@ -118,37 +124,19 @@ def compare_demo(
         "completion_tokens": sum(int(f["completion"].replace(",", "")) for f in found),
         "minutes": seconds / 60,
     }
-    predicted = {
-        "calls": plan.plan.calls,
-        "prompt_tokens": plan.plan.prompt_tokens,
-        "completion_tokens": plan.plan.completion_tokens,
-        "minutes": plan.plan.minutes,
-    }
     decision = json.loads((run_dir / "decision.json").read_text(encoding="utf-8"))
-    return {
-        "command": f"make demo (sweep {name} --limit {limit} --ks 1-10 --metrics "
-        f"{','.join(metrics)}; wall time of the job from the shell)",
-        "plan_seconds": round(plan_seconds, 1),
-        "speed": {"prefill": plan.speed.prefill, "decode": plan.speed.decode}
-        if plan.speed
-        else None,
-        "read_tokens_predicted": plan.plan.read_tokens,
-        "predicted": predicted,
-        "measured": measured,
-        "ratio": {
-            key: (predicted[key] / measured[key]) if predicted[key] and measured[key] else None
-            for key in measured
-        },
-        "decision": decision.get("decision"),
-    }
+    command = (f"make demo (sweep {name} --limit {limit} --ks 1-10 --metrics "
+               f"{','.join(metrics)}; wall time of the job from the shell)")  # fmt: skip
+    return _side_by_side(command, plan, plan_seconds, measured, decision.get("decision"))
 
 
 def render(payload: dict[str, Any]) -> str:
     lines = [
         "# `sweep --dry-run` against the real run",
         "",
-        "Written by `benchmarks/dry_run_accuracy.py`: the plan, then the same sweep with a "
-        "fresh response cache, back to back in one process.",
+        "Written by `benchmarks/dry_run_accuracy.py`: the plan, against the same sweep run with "
+        "a fresh response cache (`local`: back to back in one process; `demo`: a finished "
+        "`make demo` from a fresh clone, planned right after it on the same machine).",
         "",
     ]
     for run in payload["runs"].values():
