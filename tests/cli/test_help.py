@@ -1,6 +1,6 @@
 """Every command's ``--help``, byte for byte as recorded (tests/fixtures/cli_help/).
 
-The help is the CLI's contract with its users and the README: a change to it should be a
+The help is the CLI's contract with its users and the manual: a change to it should be a
 decision, made by re-recording the file, never a side effect of moving code.
 Re-record with ``python tests/cli/test_help.py`` after an intended change.
 """

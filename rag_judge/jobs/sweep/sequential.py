@@ -21,8 +21,9 @@ ks within a look) every elimination and the final recommendation hold together w
 at least ``confidence``, whatever the number of looks and however they correlate. Two spending
 functions: ``pocock`` (``alpha * ln(1 + (e - 1) t)``: spends evenly, so plainly bad ks go early)
 and ``obrien_fleming`` (``2 - 2 Phi(z_(alpha/2) / sqrt t)``: almost nothing early, nearly all at
-the end). The default is the one the seeded simulation favours (README: measured); unspent error
-(a run stopped by its budget) is simply not used, which only makes the statements safer.
+the end). The default is the one the seeded simulation favours (docs/how-to/cost-control.md);
+unspent error (a run stopped by its budget) is simply not used, which only makes the statements
+safer.
 """
 
 from __future__ import annotations
