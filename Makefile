@@ -39,7 +39,7 @@ demo: $(VENV)/.installed-local
 demo-retrieval: $(VENV)/.installed
 	$(BIN)/rag-judge retrieval $(SAMPLE)/qrels.test $(SAMPLE)/results.test \
 		-m map -m mrr -m ndcg@10 -m precision@5 -m recall@100 -m hit_rate@5 --per-query
-	$(BIN)/rag-judge compare $(SAMPLE)/qrels.test $(SAMPLE)/results.trunc $(SAMPLE)/results.test \
+	$(BIN)/rag-judge compare-runs $(SAMPLE)/qrels.test $(SAMPLE)/results.trunc $(SAMPLE)/results.test \
 		-m map -m ndcg@10 -m hit_rate@5 --missing-as-zero
 
 # The manual (docs/, mkdocs.yml) as a static site in site/; offline, and --strict as the tests build it.

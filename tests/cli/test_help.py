@@ -20,7 +20,7 @@ RECORDED = Path(__file__).parents[1] / "fixtures" / "cli_help"
 COMMANDS = (
     "",
     "retrieval",
-    "compare",
+    "compare-runs",
     "measures",
     "score",
     "models",

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rag_judge.calibration.label_log import Sampling, label_event
-from rag_judge.jobs.calibrate import LabelFile, calibrate_files
-from rag_judge.jobs.fit_profile import FitOptions, LabelSource, fit_profile
+from rag_judge.jobs.calibrate.fit_profile import FitOptions, LabelSource, fit_profile
+from rag_judge.jobs.calibrate.job import LabelFile, calibrate_files
 
 METRIC = "faithfulness"
 VALUES = [0.9, 0.8, 0.2, 0.1, 0.7, 0.3, 0.95, 0.05, 0.6, 0.4, 0.85, 0.15]
@@ -72,7 +72,7 @@ def test_a_second_annotator_adds_the_peoples_kappa(tmp_path: Path) -> None:
 
 def test_a_fit_records_the_sampling_of_its_labels(tmp_path: Path) -> None:
     from rag_judge.calibration.labels import read_human_labels
-    from rag_judge.jobs.calibrate import label_file_sampling
+    from rag_judge.jobs.calibrate.job import label_file_sampling
 
     scores = write_scores(tmp_path / "scores.jsonl")
     labels = write_log(tmp_path / "labels.jsonl", "stratified", flips={2, 5})

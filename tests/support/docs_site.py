@@ -28,11 +28,12 @@ def examples_module() -> ModuleType:
 def commands(
     group: click.Command, path: tuple[str, ...] = ()
 ) -> Iterator[tuple[str, click.Command]]:
-    """Every command under ``group``, as ('prompts validate', command), groups included."""
+    """Every listed command under ``group``, as ('prompts validate', command), groups included."""
     yield " ".join(path), group
     if isinstance(group, click.Group):
         for name, command in sorted(group.commands.items()):
-            yield from commands(command, (*path, name))
+            if not command.hidden:  # an old name kept for a release (cli.common.renamed)
+                yield from commands(command, (*path, name))
 
 
 def options(command: click.Command) -> set[str]:

@@ -1,4 +1,4 @@
-"""``rag-judge score``, ``models`` and ``prompts``: the LLM judges on rows of your own."""
+"""``rag-judge score``: the LLM judges on rows of your own."""
 
 from __future__ import annotations
 
@@ -229,71 +229,8 @@ def _run_score(
         events = StepEvents(step, on_ray=target is not None, each=partial.add)
         run = asyncio.run(score_job(samples, session, judged, executor=executor, events=events))
         if profile is not None:
-            from rag_judge.jobs.fit_profile import apply_profile
+            from rag_judge.jobs.calibrate.fit_profile import apply_profile
 
             run = replace(run, result=apply_profile(run.result, *profile))
         run.result.write_jsonl(options.output)
     return run
-
-
-@click.command()
-def models() -> None:
-    """List the chat and embedding backends, and why any of them cannot run here."""
-    from rag_judge.backends.availability import list_models
-
-    for item in list_models():
-        state = "available" if item.available else f"unavailable: {item.reason}"
-        click.echo(f"{item.kind:<10} {item.name:<36} {state}")
-
-
-@click.group()
-def prompts() -> None:
-    """Check and lock the prompt files the LLM judges send (see prompts/README.md)."""
-
-
-_PROMPT_DIR = click.option(
-    "--dir",
-    "root",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=None,
-    help="Prompt directory (default: the prompts rag_judge ships).",
-)
-
-
-@prompts.command("validate")
-@_PROMPT_DIR
-@friendly_errors
-def prompts_validate(root: Path | None) -> None:
-    """Render every prompt with its fixtures and check it against the lock file (exit 2 if not)."""
-    from rag_judge.prompts.checks import validate_prompts
-    from rag_judge.prompts.templates import all_prompts
-
-    problems = validate_prompts(root=root)
-    if problems:
-        for problem in problems:
-            click.echo(f"problem: {problem}", err=True)
-        click.echo(f"error: {len(problems)} problem(s) in the prompt files", err=True)
-        sys.exit(2)
-    header = ["prompt", "language", "version", "output", "inputs", "sha256"]
-    rows = [
-        [t.id, t.language, str(t.version), t.output, ", ".join(t.inputs), t.sha256[:12]]
-        for t in all_prompts(root=root)
-    ]
-    make_console().print(to_rich(header, rows, title=f"{len(rows)} prompt files, all valid"))
-
-
-@prompts.command("lock")
-@_PROMPT_DIR
-@friendly_errors
-def prompts_lock(root: Path | None) -> None:
-    """Record the hash of every new prompt version in prompts.lock.json (maintainers).
-
-    Refuses, writing nothing, when a locked version's text changed: bump its `version`.
-    """
-    from rag_judge.prompts.checks import lock_prompts
-
-    added = lock_prompts(root=root)
-    for ref in added:
-        click.echo(f"locked {ref}")
-    if not added:
-        click.echo("the lock file is up to date")
