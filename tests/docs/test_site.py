@@ -62,3 +62,9 @@ def test_the_cli_reference_shows_no_sentinel(built_site: Path) -> None:
     page = (built_site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "Sentinel" not in page
     assert "UNSET" not in page
+
+
+def test_the_python_api_page_shows_no_sphinx_roles(built_site: Path) -> None:
+    page = (built_site / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
+    assert "evaluate" in page
+    assert not re.search(r":(func|class|mod|meth|attr):<code>", page)
