@@ -58,7 +58,13 @@ def check(invocation: str) -> list[str]:
     if name == "serve":  # options after serve's own go to llama-cpp-python's server unchanged
         return []
     used = {w.split("=")[0] for w in words if re.fullmatch(r"--?[a-zA-Z][\w-]*(=.*)?", w)}
-    return [f"`rag-judge {name}` has no option {opt}" for opt in sorted(used - options(command))]
+    unknown = [f"`rag-judge {name}` has no option {opt}" for opt in sorted(used - options(command))]
+    missing = [
+        f"`rag-judge {name}` needs {param.opts[-1]}"
+        for param in command.params
+        if isinstance(param, click.Option) and param.required and not used & set(param.opts)
+    ]
+    return unknown + missing
 
 
 SHELL = [(page, body) for page, info, body in BLOCKS if EXAMPLES.kind_of(info, body) == "command"]
@@ -73,8 +79,11 @@ def test_shell_examples_name_real_commands_and_options(page: str, body: str) -> 
 
 
 def test_a_wrong_option_or_command_is_caught() -> None:
-    assert check("sweep cmrc2018_zh --dry-run --ks 1-3") == []
-    assert check("sweep cmrc2018_zh --dry-runn") == ["`rag-judge sweep` has no option --dry-runn"]
+    assert check("sweep cmrc2018_zh -o out --dry-run --ks 1-3") == []
+    assert check("sweep cmrc2018_zh -o out --dry-runn") == [
+        "`rag-judge sweep` has no option --dry-runn"
+    ]
+    assert check("sweep cmrc2018_zh --dry-run") == ["`rag-judge sweep` needs --output"]
     assert check("sweeep x") == ["no command `rag-judge sweeep`"]
     assert command_lines(".venv/bin/rag-judge score a.jsonl \\\n    -o b.jsonl  # judge") == [
         "score a.jsonl -o b.jsonl"
