@@ -12,7 +12,7 @@ from rag_judge.cli.options import BASE_URL_HELP, limit_option, model_options, ou
 from rag_judge.runtime.events import Callbacks
 
 if TYPE_CHECKING:
-    from rag_judge.jobs.compare.comparison import RetrieverComparison
+    from rag_judge.jobs.compare_retrievers.comparison import RetrieverComparison
 
 
 @click.command("compare-retrievers")
@@ -81,7 +81,7 @@ def _run_comparison(
     import asyncio
 
     from rag_judge.cli.progress import progress_steps
-    from rag_judge.jobs.compare.job import CompareOptions, compare_job, parse_retrievers
+    from rag_judge.jobs.compare_retrievers.job import CompareOptions, compare_job, parse_retrievers
     from rag_judge.runtime.session import open_session
     from rag_judge.runtime.settings import load_settings
 

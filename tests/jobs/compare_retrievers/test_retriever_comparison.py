@@ -35,14 +35,14 @@ from rag_judge.cli import main
 from rag_judge.core.stats import bootstrap_mean_ci, paired_bootstrap_ci
 from rag_judge.core.types import Document
 from rag_judge.data.eval_sets import EvalQuery, EvalSet, load_eval_set
-from rag_judge.jobs.compare.comparison import (
+from rag_judge.jobs.compare_retrievers.comparison import (
     MEASURES,
     NO_QRELS,
     RetrieverComparison,
     compare_rankings,
     compare_retrievers,
 )
-from rag_judge.jobs.compare.job import parse_retrievers
+from rag_judge.jobs.compare_retrievers.job import parse_retrievers
 from rag_judge.pipeline.base import Hit
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.report.retriever_tables import (
@@ -328,7 +328,7 @@ def test_batches_and_errors() -> None:
     retriever = fixed("bm25")
     seen: list[tuple[str, int, int | None]] = []
 
-    from rag_judge.jobs.compare.comparison import acompare_retrievers
+    from rag_judge.jobs.compare_retrievers.comparison import acompare_retrievers
 
     result = asyncio.run(
         acompare_retrievers(
@@ -429,7 +429,7 @@ def test_build_retrievers_shares_one_index_each_and_reports_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rag_judge.backends.providers.scripted import ScriptedEmbedder
-    from rag_judge.jobs.compare.job import build_retrievers
+    from rag_judge.jobs.compare_retrievers.job import build_retrievers
     from rag_judge.pipeline.bm25 import BM25Retriever
     from rag_judge.pipeline.dense import DenseRetriever
     from rag_judge.pipeline.fusion import HybridRetriever
@@ -499,7 +499,7 @@ def test_the_comparison_keeps_the_ledger_of_embedding_and_reranking_calls(
 ) -> None:
     from rag_judge.backends import ModelClient
     from rag_judge.backends.providers.scripted import ScriptedBackend, ScriptedEmbedder
-    from rag_judge.jobs.compare.job import arun_comparison
+    from rag_judge.jobs.compare_retrievers.job import arun_comparison
     from rag_judge.runtime.settings import Settings
 
     monkeypatch.setattr(

@@ -22,7 +22,7 @@ from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient, EmbeddingResult
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
-from rag_judge.jobs.compare.comparison import (
+from rag_judge.jobs.compare_retrievers.comparison import (
     ProgressFn,
     RetrieverComparison,
     acompare_retrievers,

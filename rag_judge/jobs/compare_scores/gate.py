@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.score_compare.comparison import Mean, ScoreComparison, side_mean
-from rag_judge.jobs.score_compare.files import ScoreFile
+from rag_judge.jobs.compare_scores.comparison import Mean, ScoreComparison, side_mean
+from rag_judge.jobs.compare_scores.files import ScoreFile
 
 GATE_FAILED = 1
 """Exit status when a check fails (0: all passed; 2: bad input)."""

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from rag_judge.cli import main
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.score_compare.comparison import compare_scores
-from rag_judge.jobs.score_compare.files import read_score_file, score_records
-from rag_judge.jobs.score_compare.gate import parse_bounds, run_gate
+from rag_judge.jobs.compare_scores.comparison import compare_scores
+from rag_judge.jobs.compare_scores.files import read_score_file, score_records
+from rag_judge.jobs.compare_scores.gate import parse_bounds, run_gate
 
 
 def record(i: int, value: float | None, status: str = "ok", **metrics: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from rag_judge.core.stats import (
     paired_randomization_test,
 )
 from rag_judge.data import score_file
-from rag_judge.jobs.score_compare.files import ScoreFile
+from rag_judge.jobs.compare_scores.files import ScoreFile
 
 DEFAULT_THRESHOLD = 0.5
 """A row passes a metric when its value is at least this (McNemar's verdicts)."""

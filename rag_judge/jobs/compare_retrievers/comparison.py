@@ -29,7 +29,7 @@ import pandas as pd
 
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet
-from rag_judge.jobs.compare.frames import (
+from rag_judge.jobs.compare_retrievers.frames import (
     Values,
     by_type_frame,
     excluded_frame,
