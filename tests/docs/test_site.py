@@ -68,3 +68,8 @@ def test_the_python_api_page_shows_no_sphinx_roles(built_site: Path) -> None:
     page = (built_site / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
     assert "evaluate" in page
     assert not re.search(r":(func|class|mod|meth|attr):<code>", page)
+
+
+def test_docstring_doctests_show_as_code_on_the_api_page(built_site: Path) -> None:
+    page = (built_site / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r"<code><span class=\"o\">&gt;&gt;&gt;</span>", page)
