@@ -20,14 +20,15 @@ most ``spend(t_i)``. The looks share their questions, so a difference's z-statis
 Brownian motion in t (corr(Z_i, Z_j) = sqrt(t_i / t_j)); :func:`nominal_alphas` turns the
 spending into each look's nominal level under that law, as group-sequential designs do, rather
 than charging every look its increment (the union bound, which leaves the last look only a
-small share and almost never settles: docs/how-to/cost-control.md, measured). Within a look the max-t intervals
-cover every k at once. Two spending functions: ``pocock`` (``alpha * ln(1 + (e - 1) t)``: spends
-evenly, so plainly bad ks go early) and ``obrien_fleming`` (``2 - 2 Phi(z_(alpha/2) / sqrt t)``:
+small share and almost never settles: docs/how-to/cost-control.md, measured). Within a look
+the max-t intervals cover every k at once. Two spending functions: ``pocock``
+(``alpha * ln(1 + (e - 1) t)``: spends evenly, so plainly bad ks go early) and
+``obrien_fleming`` (``2 - 2 Phi(z_(alpha/2) / sqrt t)``:
 almost nothing early, nearly all at the end). The default is O'Brien-Fleming-type: with these
 boundaries Pocock-type, spending early where 10-20 questions make the bootstrap's tails too thin,
 eliminated a k in 6-7% of flat simulated runs (O'Brien-Fleming-type 3-4%, under the 5%
-promised; docs/how-to/cost-control.md, measured); unspent error (a run stopped by its budget) is simply not used,
-which only makes the statements safer.
+promised; docs/how-to/cost-control.md, measured); unspent error (a run stopped by its budget)
+is simply not used, which only makes the statements safer.
 """
 
 from __future__ import annotations
