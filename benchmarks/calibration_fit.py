@@ -4,10 +4,10 @@ show on as many rows.
 
 For wice_dev and begin_dev with their human labels and a score file of the embedded judge
 (faithfulness, scoring path), this runs the product's cross-validation
-(:func:`rag_judge.jobs.fit_profile.cross_validate_scores`, what ``calibrate --fit`` reports):
-once with the map chosen by inner CV (what a user gets), and once per candidate map forced, to
-show what each idea buys. "Before" is the judge as it is: supported iff value >= 0.5, its value
-read as the probability. The ECE floor: labels drawn from the fitted out-of-fold probabilities
+(:func:`rag_judge.jobs.calibrate.fit_profile.cross_validate_scores`, what ``calibrate --fit``
+reports): once with the map chosen by inner CV (what a user gets), and once per candidate map
+forced, to show what each idea buys. "Before" is the judge as it is: supported iff value >= 0.5, its
+value read as the probability. The ECE floor: labels drawn from the fitted out-of-fold probabilities
 themselves (so perfectly calibrated by construction), 2,000 draws; its median and 95% range.
 
     python benchmarks/calibration_fit.py [--wice SCORES] [--begin SCORES]
@@ -30,8 +30,8 @@ from rag_judge.calibration import read_judge_scores
 from rag_judge.calibration.estimate import Estimate
 from rag_judge.calibration.fit import CANDIDATES, CrossValidation
 from rag_judge.data.calibration_sets import load_calibration_set
-from rag_judge.jobs.calibrate import set_labels
-from rag_judge.jobs.fit_profile import FitOptions, cross_validate_scores
+from rag_judge.jobs.calibrate.fit_profile import FitOptions, cross_validate_scores
+from rag_judge.jobs.calibrate.job import set_labels
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"

@@ -53,7 +53,7 @@ from fit_support import MEASURED_BEGIN, wice_half
 from rag_judge.calibration import read_judge_scores
 from rag_judge.calibration.report import CalibrationReport, calibrate
 from rag_judge.data.calibration_sets import CalibrationSet, load_calibration_set
-from rag_judge.jobs.calibrate import set_labels
+from rag_judge.jobs.calibrate.job import set_labels
 from rag_judge.prompts.templates import load_prompt
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings

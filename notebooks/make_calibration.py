@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_judge.jobs.calibrate import arun_calibration
+from rag_judge.jobs.calibrate.job import arun_calibration
 from rag_judge.data.calibration_sets import load_calibration_set
 from rag_judge.report.calibration_html import (
     figure_table,

@@ -5,8 +5,8 @@ files, DataFrames or Hugging Face datasets) and returns an :class:`EvaluationRes
 retrieval metrics live in :mod:`rag_judge.retrieval`, the statistics in
 :mod:`rag_judge.core.stats`, the k-sweep in :mod:`rag_judge.jobs.sweep` and calibration against
 human labels in :mod:`rag_judge.calibration` (statistics) and :mod:`rag_judge.jobs.calibrate`
-(the job). The README's "Architecture" section maps the folders. Names are imported on first
-use, so ``import rag_judge.retrieval`` stays light.
+(the job). The manual's architecture page (docs/architecture.md) maps the folders. Names are
+imported on first use, so ``import rag_judge.retrieval`` stays light.
 """
 
 from __future__ import annotations

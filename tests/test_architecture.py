@@ -1,5 +1,6 @@
-"""The package's structure, as the README's "Architecture" section states it.
+"""The package's structure, as the manual's architecture page (docs/architecture.md) states it.
 
+- The page's tree gives every top-level folder the floor this test enforces, and no other.
 - No import cycle: no module imports a module that imports it back, directly or through others
   (every import counts: at module level, inside functions, and under ``TYPE_CHECKING``).
 - Imports run down the floors only: a folder imports folders on lower floors, never one on its
@@ -44,7 +45,7 @@ FLOORS = {
     "cli": 7,
     "testing": 7,  # assert_judged and the pytest plugin: an interface, like the CLI
 }
-"""The floor of each top-level folder; the README's architecture section lists the same."""
+"""The floor of each top-level folder; docs/architecture.md lists the same."""
 
 
 def _modules() -> dict[str, Path]:
@@ -406,3 +407,13 @@ def test_a_prefix_in_code_would_be_found() -> None:
     prose = _help_texts(tree)
     found = [n.value for n in _code_strings(tree) if id(n) not in prose and PREFIX.search(n.value)]
     assert found == ["local/"]
+
+
+def test_the_architecture_page_gives_every_folder_its_floor() -> None:
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    tree = page.split("```text\nrag_judge/\n", 1)[1].split("```", 1)[0]
+    listed = {
+        ("" if name == "__init__.py" else name.rstrip("/")): int(floor)
+        for name, floor in re.findall(r"^  (\S+)\s+(\d)\s", tree, flags=re.M)
+    }
+    assert listed == FLOORS

@@ -128,7 +128,7 @@ def calibrate(
         scale: Ordinal only: the label scale (low, high); default: the labels' min and max.
         unlabelled: More judge scores of the same metric on rows without labels, for PPI.
         details: Row id → what the judge said
-            (:func:`~rag_judge.jobs.calibrate.read_row_details`), shown with disagreements.
+            (:func:`~rag_judge.jobs.calibrate.job.read_row_details`), shown with disagreements.
         n_bins: Bins of the expected calibration error and reliability diagram.
         worst: How many disagreements to keep.
         confidence: Nominal coverage of every interval.

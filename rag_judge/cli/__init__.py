@@ -9,12 +9,15 @@ import click
 
 from rag_judge import __version__
 from rag_judge.cli.calibrate import calibrate_command
-from rag_judge.cli.compare import compare_retrievers_command
+from rag_judge.cli.common import renamed
+from rag_judge.cli.compare_retrievers import compare_retrievers_command
 from rag_judge.cli.compare_scores import compare_scores_command
 from rag_judge.cli.few_shot import few_shot_command
-from rag_judge.cli.judging import models, prompts, score
 from rag_judge.cli.label import label_command
-from rag_judge.cli.retrieval import compare, measures, retrieval
+from rag_judge.cli.models import models
+from rag_judge.cli.prompt_files import prompts
+from rag_judge.cli.retrieval import compare_runs_command, measures, retrieval
+from rag_judge.cli.score import score
 from rag_judge.cli.serve import serve
 from rag_judge.cli.sweep import sweep
 from rag_judge.cli.synth import synth
@@ -28,7 +31,8 @@ def main() -> None:
 
 for command in (
     retrieval,
-    compare,
+    compare_runs_command,
+    renamed(compare_runs_command, "compare"),
     measures,
     score,
     compare_scores_command,

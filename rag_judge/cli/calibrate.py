@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from rag_judge.calibration.report_types import CalibrationKind, CalibrationReport
     from rag_judge.data.calibration_sets import CalibrationSet
     from rag_judge.integrations.tracking import TrackedRun
-    from rag_judge.jobs.calibrate import CalibrationRun, Figures
+    from rag_judge.jobs.calibrate.job import CalibrationRun, Figures
     from rag_judge.runtime.executors.on_ray import RayTarget
     from rag_judge.runtime.settings import Settings
 
@@ -246,7 +246,7 @@ def _figure_options(options: CalibrateArgs) -> Figures:
         raise click.UsageError("give --threshold or --select, not both")
     if select == "f1" and beta != 1.0:
         raise click.UsageError("--select f1 is F-beta with beta 1; use --select f_beta")
-    from rag_judge.jobs.calibrate import Figures
+    from rag_judge.jobs.calibrate.job import Figures
 
     objective: Any = {"f1": "f_beta"}.get(select or "", select)
     return Figures(
@@ -279,7 +279,7 @@ def _checked_set(
 ) -> tuple[Settings, RayTarget | None, CalibrationSet, Path]:
     """``--run``'s input errors before the progress bar; the set and the output folder."""
     from rag_judge.data.calibration_sets import load_calibration_set
-    from rag_judge.jobs import calibrate as calibration_run
+    from rag_judge.jobs.calibrate import job as calibration_run
     from rag_judge.runtime.outputs import check_output_folder
 
     settings = options.model.load()
@@ -306,7 +306,7 @@ def _run_calibration(
     import asyncio
 
     from rag_judge.cli.progress import progress_step
-    from rag_judge.jobs.calibrate import SCORES_FILE, SetOptions, calibrate_set_job
+    from rag_judge.jobs.calibrate.job import SCORES_FILE, SetOptions, calibrate_set_job
     from rag_judge.runtime.executors.batched import state_path_for
     from rag_judge.runtime.session import open_session
 
@@ -329,7 +329,7 @@ def _run_calibration(
 
 def _calibrate_files(options: CalibrateArgs, figures: Figures) -> CalibrationReport:
     """``--scores`` and ``--labels``: calibrate files already judged (no model call)."""
-    from rag_judge.jobs import calibrate as calibration_run
+    from rag_judge.jobs.calibrate import job as calibration_run
 
     if options.scores is None or not options.labels:
         raise click.UsageError("give --scores and --labels, or --run EVAL_SET")

@@ -13,7 +13,7 @@ from rag_judge.cli.common import make_console
 from rag_judge.report.tables import to_rich
 
 if TYPE_CHECKING:
-    from rag_judge.jobs.fit_profile import FitOutcome
+    from rag_judge.jobs.calibrate.fit_profile import FitOutcome
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def fit_from_files(options: FitArgs, metric: str) -> FitOutcome:
     ``-o`` and print the cross-validated figures."""
     from rag_judge.calibration.labels import read_human_labels
     from rag_judge.calibration.profile import profile_text
-    from rag_judge.jobs.fit_profile import FitOptions, LabelSource, fit_profile
+    from rag_judge.jobs.calibrate.fit_profile import FitOptions, LabelSource, fit_profile
     from rag_judge.report.profile_tables import fit_lines, fit_table
     from rag_judge.runtime.atomic import write_text
 
@@ -104,7 +104,7 @@ def _sampling(options: FitArgs) -> dict[str, Any] | None:
     """How the labelled rows were chosen, when the label file is ``rag-judge label``'s."""
     if not options.labels:
         return None
-    from rag_judge.jobs.calibrate import label_file_sampling
+    from rag_judge.jobs.calibrate.job import label_file_sampling
 
     sampling = label_file_sampling(options.labels[0])
     return None if sampling is None else sampling.to_json()

@@ -40,6 +40,35 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def renamed(command: click.Command, old: str) -> click.Command:
+    """``command`` under the name it had before: unlisted, the same options, and a note on stderr.
+
+    Scripts that call the old name keep working for a release while the note tells their
+    authors the new one.
+    """
+
+    target = command.callback
+    if target is None:
+        raise TypeError(f"command {command.name} has no callback")
+
+    def callback(**params: Any) -> Any:
+        click.echo(
+            f"note: `rag-judge {old}` is now `rag-judge {command.name}`; "
+            "the old name will be removed in a later release",
+            err=True,
+        )
+        return click.get_current_context().invoke(target, **params)
+
+    return click.Command(
+        old,
+        params=command.params,
+        callback=callback,
+        hidden=True,
+        help=f"Deprecated name of `rag-judge {command.name}`.",
+        context_settings=command.context_settings,
+    )
+
+
 def friendly_errors(command: F) -> F:
     """Print our input errors as one line on stderr and exit 2, without a traceback; an
     interrupt (Ctrl-C) exits 130 and SIGTERM 143, as shells expect, saying how to resume."""

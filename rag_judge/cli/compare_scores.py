@@ -15,8 +15,8 @@ from rag_judge.cli.options import bootstrap_options, gate_options, output_option
 from rag_judge.cli.records import GateArgs, gather
 
 if TYPE_CHECKING:
-    from rag_judge.jobs.score_compare.comparison import ScoreComparison
-    from rag_judge.jobs.score_compare.gate import Check
+    from rag_judge.jobs.compare_scores.comparison import ScoreComparison
+    from rag_judge.jobs.compare_scores.gate import Check
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
@@ -70,7 +70,7 @@ def compare_scores_command(**params: Any) -> None:
     side only, or scored on one side only, are listed with their statuses. Exit status: 0
     (and every gate check passed), 1 a gate check failed, 2 bad input.
     """
-    from rag_judge.jobs.score_compare.gate import parse_bounds
+    from rag_judge.jobs.compare_scores.gate import parse_bounds
     from rag_judge.report.score_compare import render_markdown, write_comparison
 
     options = CompareScoresArgs.from_params(params)
@@ -103,9 +103,9 @@ def _run_compare_scores(
     options: CompareScoresArgs, bounds: dict[str, float] | None
 ) -> tuple[ScoreComparison, list[Check]]:
     """The comparison of the two files, and the gate's checks on NEW."""
-    from rag_judge.jobs.score_compare.comparison import compare_scores
-    from rag_judge.jobs.score_compare.files import read_score_file
-    from rag_judge.jobs.score_compare.gate import run_gate
+    from rag_judge.jobs.compare_scores.comparison import compare_scores
+    from rag_judge.jobs.compare_scores.files import read_score_file
+    from rag_judge.jobs.compare_scores.gate import run_gate
 
     gate, metrics = options.gate, options.metrics
     before, after = read_score_file(options.base), read_score_file(options.new)

@@ -12,13 +12,13 @@ import click
 
 if TYPE_CHECKING:
     from rag_judge.cli.records import GateArgs
-    from rag_judge.jobs.score_compare.files import ScoreFile
-    from rag_judge.jobs.score_compare.gate import Check, GateOn
+    from rag_judge.jobs.compare_scores.files import ScoreFile
+    from rag_judge.jobs.compare_scores.gate import Check, GateOn
 
 
 def finish_gate(checks: Sequence[Check], junit: Path | None) -> None:
     """Print each check on stderr, write the JUnit file, and exit 1 if any check failed."""
-    from rag_judge.jobs.score_compare.gate import GATE_FAILED
+    from rag_judge.jobs.compare_scores.gate import GATE_FAILED
     from rag_judge.report.junit import write_junit
 
     for check in checks:
@@ -45,8 +45,8 @@ class ScoreGate:
         """The gate asked for, with its bounds and baseline read now: bad input fails before
         the first model call, not after the judging."""
         from rag_judge.core.errors import InputError
-        from rag_judge.jobs.score_compare.files import read_score_file
-        from rag_judge.jobs.score_compare.gate import parse_bounds
+        from rag_judge.jobs.compare_scores.files import read_score_file
+        from rag_judge.jobs.compare_scores.gate import parse_bounds
 
         bounds = parse_bounds(gate.fail_under) if gate.fail_under is not None else None
         for name in bounds or {}:
@@ -81,9 +81,9 @@ class ScoreGate:
 
     def checks(self, records: Iterable[Mapping[str, Any]], source: str) -> list[Check]:
         """The checks on this run's records (and against the baseline on the metrics both have)."""
-        from rag_judge.jobs.score_compare.comparison import compare_scores
-        from rag_judge.jobs.score_compare.files import score_records
-        from rag_judge.jobs.score_compare.gate import run_gate
+        from rag_judge.jobs.compare_scores.comparison import compare_scores
+        from rag_judge.jobs.compare_scores.files import score_records
+        from rag_judge.jobs.compare_scores.gate import run_gate
 
         new = score_records(records, source)
         comparison = None

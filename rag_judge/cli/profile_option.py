@@ -44,6 +44,6 @@ def checked_profile(
     """
     if path is None:
         return None
-    from rag_judge.jobs.fit_profile import profile_for_run
+    from rag_judge.jobs.calibrate.fit_profile import profile_for_run
 
     return profile_for_run(path, metrics, model=settings.judge_model, mode=mode, few_shot=few_shot)

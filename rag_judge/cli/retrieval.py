@@ -1,4 +1,4 @@
-"""``rag-judge retrieval``, ``compare`` and ``measures``: the retrieval-metric core on files."""
+"""``rag-judge retrieval``, ``compare-runs`` and ``measures``: the retrieval core on files."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def retrieval(qrels: Path, run: Path, per_query: bool, fmt: str, **kwargs: Any) 
         make_console().print(to_rich(header, rows, title=title))
 
 
-@click.command()
+@click.command("compare-runs")
 @click.argument("qrels", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("run_a", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(dir_okay=False, path_type=Path))
@@ -158,7 +158,7 @@ def retrieval(qrels: Path, run: Path, per_query: bool, fmt: str, **kwargs: Any) 
     show_default=True,
 )
 @friendly_errors
-def compare(
+def compare_runs_command(
     qrels: Path,
     run_a: Path,
     run_b: Path,
@@ -168,8 +168,9 @@ def compare(
     fmt: str,
     **kwargs: Any,
 ) -> None:
-    """Compare RUN_B against RUN_A on the same queries: means, B - A with a paired-bootstrap CI,
-    a paired randomization test, and McNemar's exact test for binary measures (hit_rate@k)."""
+    """Compare two retrieval runs, RUN_B against RUN_A, on the same queries: means, B - A with a
+    paired-bootstrap CI, a paired randomization test, and McNemar's exact test for binary
+    measures (hit_rate@k). Formerly `rag-judge compare` (that name still works, with a note)."""
     comparison = compare_runs(
         read_qrels(qrels),
         read_run(run_a),

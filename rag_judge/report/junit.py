@@ -1,7 +1,7 @@
 """Gate checks as JUnit XML, the format CI systems (GitHub Actions reporters, GitLab, Jenkins)
 show as test results: one test case per check, a ``<failure>`` with its figures when it fails.
 
->>> from rag_judge.jobs.score_compare.gate import Check
+>>> from rag_judge.jobs.compare_scores.gate import Check
 >>> print(junit_xml([Check("faithfulness mean >= 0.800", False, "mean 0.700")], suite="gate"))
 <?xml version="1.0" encoding="utf-8"?>
 <testsuites tests="1" failures="1">
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from xml.etree import ElementTree
 
-from rag_judge.jobs.score_compare.gate import Check
+from rag_judge.jobs.compare_scores.gate import Check
 from rag_judge.runtime.atomic import write_lines
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-from rag_judge.jobs.compare.comparison import DEPTH, MEASURES, RetrieverComparison
+from rag_judge.jobs.compare_retrievers.comparison import DEPTH, MEASURES, RetrieverComparison
 from rag_judge.report.tables import MISSING, Rows, markdown_text, spreadsheet_safe, to_csv
 
 NOT_APPLICABLE: Final = "n/a"

@@ -16,8 +16,8 @@ from typing import Any
 
 from rag_judge.calibration.judge_scores import ClaimScore
 from rag_judge.core.nested_bootstrap import Spread
-from rag_judge.jobs.score_compare.comparison import MetricComparison, RowChange, ScoreComparison
-from rag_judge.jobs.score_compare.gate import Check
+from rag_judge.jobs.compare_scores.comparison import MetricComparison, RowChange, ScoreComparison
+from rag_judge.jobs.compare_scores.gate import Check
 from rag_judge.report.tables import MISSING, markdown_text
 from rag_judge.runtime.atomic import write_lines
 

@@ -130,8 +130,9 @@ def assert_judged(
     >>> replies = ['{"claims": ["Paris is the capital."]}', json.dumps({"verdicts": [verdict]})]
     >>> session = open_session(client=ModelClient(ScriptedBackend(replies)), cache=False)
     >>> row = {"question": "Capital of France?", "contexts": ["Paris is."], "answer": "Paris."}
-    >>> [j.result.value for j in assert_judged(row, session=session, faithfulness=">=0.8")]
-    [1.0]
+    >>> [judged] = assert_judged(row, session=session, faithfulness=">=0.8")
+    >>> judged.result.value
+    1.0
     """
     judged = asyncio.run(ajudge_expecting(sample, session, **expected))
     failed = [j for j in judged if not j.passed]

@@ -29,7 +29,7 @@ from rag_judge.calibration import (
 )
 from rag_judge.calibration.report import CalibrationReport, calibrate, to_scale
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.calibrate import row_details_from_records
+from rag_judge.jobs.calibrate.job import row_details_from_records
 from rag_judge.report.calibration_html import (
     headline,
     render_summary_markdown,

@@ -22,7 +22,7 @@ from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest
 from rag_judge.cli import main
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.calibrate import parse_mapping, parse_scale, run_calibration
+from rag_judge.jobs.calibrate.job import parse_mapping, parse_scale, run_calibration
 
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 

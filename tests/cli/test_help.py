@@ -1,6 +1,6 @@
 """Every command's ``--help``, byte for byte as recorded (tests/fixtures/cli_help/).
 
-The help is the CLI's contract with its users and the README: a change to it should be a
+The help is the CLI's contract with its users and the manual: a change to it should be a
 decision, made by re-recording the file, never a side effect of moving code.
 Re-record with ``python tests/cli/test_help.py`` after an intended change.
 """
@@ -20,7 +20,7 @@ RECORDED = Path(__file__).parents[1] / "fixtures" / "cli_help"
 COMMANDS = (
     "",
     "retrieval",
-    "compare",
+    "compare-runs",
     "measures",
     "score",
     "models",

@@ -29,8 +29,8 @@ from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES, refusal_indicators
 from rag_judge.jobs.sweep.sequential import SequentialRecord
 
 DEFAULT_MARGIN = 0.05
-"""How much worse than the best a recommended k may be, on the objective's 0..1 scale (README:
-why this default, from ``benchmarks/decision_quality.py``)."""
+"""How much worse than the best a recommended k may be, on the objective's 0..1 scale
+(docs/concepts/statistics.md: why this default, from ``benchmarks/decision_quality.py``)."""
 DEFAULT_CONFIDENCE = 0.95
 """Family-wise confidence of the decision's intervals."""
 TOKENS_COST = "generator prompt tokens"

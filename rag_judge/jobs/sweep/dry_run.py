@@ -35,9 +35,11 @@ from rag_judge.runtime.session import Session
 GENERATE_PROMPT = "generate/answer"
 ANSWER_TOKENS = 8.0
 """Tokens a generated answer has, on average (a name, number or phrase; measured)."""
-DISTINCT_ANSWERS = 0.6
-"""The share of (question, k) answers that differ from the previous k's: steps that read only
-the answer are cache hits for the rest (measured on cmrc2018_zh_chunked)."""
+DISTINCT_ANSWERS = 0.21
+"""The share of (question, k) answers no smaller k of the question gave: steps that read only
+the answer are cache hits for the rest. Measured with the embedded model over k = 1..10: 0.210
+on 300 questions of cmrc2018_zh_chunked, 0.212 on 270 of squad2_en_chunked (most questions get
+one or two answers across ten ks)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.calibration.profile import CalibrationProfile
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
-from rag_judge.jobs.fit_profile import apply_profile_to_sweep, profile_for_run
+from rag_judge.jobs.calibrate.fit_profile import apply_profile_to_sweep, profile_for_run
 from rag_judge.jobs.sweep.in_process import sweep_in_process
 from rag_judge.jobs.sweep.objective import decide
 from rag_judge.jobs.sweep.options import SweepOptions

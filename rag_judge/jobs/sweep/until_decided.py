@@ -25,7 +25,13 @@ from rag_judge.jobs.sweep.objective import choose_objective
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.outcomes import objective_table
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.sequential import Look, SequentialRecord, StopReason, spent, take_look
+from rag_judge.jobs.sweep.sequential import (
+    Look,
+    SequentialRecord,
+    StopReason,
+    nominal_alphas,
+    take_look,
+)
 from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.session import Session
 
@@ -45,6 +51,7 @@ async def sweep_until_decided(
     active = list(options.ks)
     parts: list[SweepResult] = []
     looks: list[Look] = []
+    fractions: list[float] = []
     answers = used = 0
     started, tokens_before = time.monotonic(), _tokens(session)
     seconds = tokens = 0.0
@@ -56,9 +63,11 @@ async def sweep_until_decided(
         parts.append(await prepared.sweep(share, at_active, events))
         batch_answers = len(batch) * len(active)
         answers += batch_answers
-        previous, used = used, used + len(batch)
+        used += len(batch)
         merged = merge_results(parts, options.ks)
-        look = _look(merged, active, options, spent_between(previous, used, total, options))
+        fractions.append(used / total)
+        alpha = nominal_alphas(fractions, 1 - options.confidence, options.spending)[-1]
+        look = _look(merged, active, options, alpha)
         looks.append(look)
         if look.recommended_k is not None:
             stop = "settled"
@@ -103,14 +112,6 @@ def _over_budget(
     return budget.spent(now[0], round(now[1])) or budget.would_overrun(
         now[0], round(now[1]), pace[0] * next_answers, pace[1] * next_answers
     )
-
-
-def spent_between(before: int, after: int, total: int, options: SweepOptions) -> float:
-    """The error a look may spend after questions ``before``..``after`` of ``total``."""
-    alpha = 1 - options.confidence
-    fraction = (spent(after / total, alpha, options.spending)
-                - spent(before / total, alpha, options.spending))  # fmt: skip
-    return max(fraction, 1e-12)
 
 
 def _look(result: SweepResult, active: Sequence[int], options: SweepOptions, alpha: float) -> Look:

@@ -11,7 +11,7 @@ import asyncio
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
@@ -205,3 +205,26 @@ def test_extra_buffer_types_are_off_only_inside_the_load() -> None:
     assert native.llama_model_default_params().use_extra_bufts
     with extra_buffer_types(enabled=True):
         assert native.llama_model_default_params().use_extra_bufts
+
+
+def test_the_speed_measurement_reads_the_prompt_once(
+    backend: LocalLlama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Decoding is timed on written tokens only: the prompt, already in the KV cache after the
+    # prefill, is not read again (it was, and the decode rate came out ~4x too slow).
+    from rag_judge.backends.local.speed import DECODE_TOKENS, PREFILL_TOKENS, measure_speed
+
+    llama = backend.load()
+    evaluated: list[int] = []
+    real_eval = llama.eval
+
+    def counting_eval(tokens: Any) -> None:
+        evaluated.append(len(tokens))
+        real_eval(tokens)
+
+    monkeypatch.setattr(llama, "eval", counting_eval)
+    speed = measure_speed(backend)
+    assert evaluated[0] == PREFILL_TOKENS
+    assert sum(evaluated[1:]) <= DECODE_TOKENS
+    assert speed.prefill_per_second > 0
+    assert speed.decode_per_second > 0

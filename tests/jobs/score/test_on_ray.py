@@ -202,13 +202,13 @@ def test_progress_counts_rows_done_in_flight_and_failed_across_workers(
     assert [c.done for c in seen] == sorted(c.done for c in seen)
 
 
-@pytest.mark.slow  # starts a Ray head of its own (`ray start --head`), as the README does
+@pytest.mark.slow  # starts a Ray head of its own (`ray start --head`), as the manual's example does
 def test_score_joins_a_cluster_that_ray_start_runs(
     fake_openai: FakeOpenAIServer,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    """The README's example for an existing cluster: ``ray start --head``, then
-    ``--executor ray:auto`` from a shell that knows its address."""
+    """The manual's example for an existing cluster (docs/how-to/scale-out.md): ``ray start
+    --head``, then ``--executor ray:auto`` from a shell that knows its address."""
     import socket
     import subprocess
     import sys

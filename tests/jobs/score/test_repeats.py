@@ -13,9 +13,9 @@ import pytest
 from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest
 from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.jobs.compare_scores.comparison import compare_scores
+from rag_judge.jobs.compare_scores.files import score_records
 from rag_judge.jobs.score.run import REPEAT_TEMPERATURE, aevaluate
-from rag_judge.jobs.score_compare.comparison import compare_scores
-from rag_judge.jobs.score_compare.files import score_records
 from rag_judge.report.score_compare import render_markdown
 from rag_judge.report.tables import judge_summary_table
 

@@ -9,7 +9,7 @@ import pandas as pd
 from sweep_toy import RESAMPLES, toy_sweep
 
 from rag_judge.calibration.profile import CalibrationProfile
-from rag_judge.jobs.fit_profile import CALIBRATED_SUFFIX, apply_profile_to_sweep
+from rag_judge.jobs.calibrate.fit_profile import CALIBRATED_SUFFIX, apply_profile_to_sweep
 from rag_judge.report.sweep_report import write_sweep_report
 
 METRIC = "faithfulness"

@@ -7,9 +7,11 @@ import asyncio
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pytest
+from scipy.stats import multivariate_normal
 from sweep_toy import CHUNKS, TOY, respond
 
 from rag_judge.backends.providers.scripted import ScriptedBackend
@@ -21,7 +23,12 @@ from rag_judge.jobs.sweep import SweepOptions, SweepResult
 from rag_judge.jobs.sweep import until_decided as until_decided_module
 from rag_judge.jobs.sweep.budget import Budget
 from rag_judge.jobs.sweep.in_process import PreparedSweep
-from rag_judge.jobs.sweep.sequential import SequentialRecord, replay_sequential, spent
+from rag_judge.jobs.sweep.sequential import (
+    SequentialRecord,
+    nominal_alphas,
+    replay_sequential,
+    spent,
+)
 from rag_judge.pipeline.base import Hit
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings
@@ -152,3 +159,25 @@ def test_in_simulation_the_best_k_survives_at_the_stated_rate() -> None:
         saved += 1 - run.answers_used / (200 * 4)
     assert wrong / runs <= 0.05
     assert saved / runs > 0.1
+
+
+def test_nominal_levels_spend_exactly_the_error_under_the_looks_joint_law() -> None:
+    # Independent computation: the looks' z-statistics are jointly normal with
+    # corr(Z_i, Z_j) = sqrt(t_i / t_j); scipy's multivariate normal gives the chance that none
+    # crosses its bound, which must be 1 - spent(t) at every look.
+    fractions = [0.25, 0.5, 0.75, 1.0]
+    for spending in ("pocock", "obrien_fleming"):
+        levels = nominal_alphas(fractions, 0.05, spending)
+        bounds = [NormalDist().inv_cdf(1 - level / 2) for level in levels]
+        for last in range(1, len(fractions) + 1):
+            t = np.array(fractions[:last])
+            corr = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
+            upper = np.array(bounds[:last])
+            inside = multivariate_normal(mean=np.zeros(last), cov=corr).cdf(
+                upper, lower_limit=-upper, rng=np.random.default_rng(0)
+            )
+            assert 1 - inside == pytest.approx(spent(t[-1], 0.05, spending), abs=1e-3)
+        steps = np.diff([0.0, *(spent(t, 0.05, spending) for t in fractions)])
+        assert all(level >= step for level, step in zip(levels, steps, strict=True))
+    with pytest.raises(InputError, match="increase"):
+        nominal_alphas([0.5, 0.5], 0.05)

@@ -1,0 +1,71 @@
+"""MkDocs hook: the table on reference/examples.md, counted from the pages at build time.
+
+Every fenced block of every page is one of four kinds, told apart by its info string and
+content (``kind_of``); the table says, page by page, how many of each there are and so which
+are run by the tests and which are not. ``tests/docs/test_examples.py`` uses the same
+functions, so the page and the tests cannot disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+MARKER = "<!-- examples-table -->"
+KINDS = ("doctest", "command", "output", "other")
+FENCE = re.compile(
+    r"^(?P<indent> *)(?P<fence>`{3,})(?P<info>[^`\n]*)\n(?P<body>.*?)^(?P=indent)(?P=fence)\s*$",
+    re.M | re.S,
+)
+
+
+def blocks(text: str) -> list[tuple[str, str]]:
+    """The fenced blocks of a page, as (info string, body)."""
+    return [(m["info"].strip(), m["body"]) for m in FENCE.finditer(text)]
+
+
+def kind_of(info: str, body: str) -> str:
+    """doctest (run by pytest), command (checked against the CLI), output (recorded), other."""
+    if any(line.lstrip().startswith(">>> ") for line in body.splitlines()):
+        return "doctest"
+    if info in {"bash", "sh", "console"}:
+        return "command"
+    if info == "":
+        return "output"
+    return "other"
+
+
+def census(docs_dir: Path) -> dict[str, Counter[str]]:
+    """Per page (path under docs/), how many blocks of each kind."""
+    found: dict[str, Counter[str]] = {}
+    for path in sorted(docs_dir.rglob("*.md")):
+        counts = Counter(kind_of(info, body) for info, body in blocks(path.read_text("utf-8")))
+        if counts:
+            found[path.relative_to(docs_dir).as_posix()] = counts
+    return found
+
+
+def table(docs_dir: Path, here: str) -> str:
+    """The Markdown table, with links relative to the page at ``here``."""
+    depth = here.count("/")
+    rows = [
+        "| page | doctests: run | commands: checked, not run | recorded outputs "
+        "| other (config, scripts) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    total: Counter[str] = Counter()
+    for page, counts in census(docs_dir).items():
+        total.update(counts)
+        link = "../" * depth + page
+        rows.append(f"| [{page}]({link}) | " + " | ".join(str(counts[k]) for k in KINDS) + " |")
+    rows.append("| **all pages** | " + " | ".join(f"**{total[k]}**" for k in KINDS) + " |")
+    return "\n".join(rows)
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """Fill the marker on the page that has it."""
+    if MARKER not in markdown:
+        return markdown
+    return markdown.replace(MARKER, table(Path(config["docs_dir"]), page.file.src_uri))

@@ -1,0 +1,75 @@
+"""The manual builds with ``mkdocs build --strict``, and its CLI reference misses no option."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import click
+from docs_site import commands, options
+
+from rag_judge.cli import main
+
+
+def undocumented(group: click.Command, page: str) -> list[str]:
+    """Each command or option of ``group`` that the rendered page does not name."""
+    text = html.unescape(re.sub(r"<[^>]+>", " ", page))
+    missing = []
+    for name, command in commands(group):
+        if name and not re.search(rf"rag-judge {re.escape(name)}\b", text):
+            missing.append(f"rag-judge {name}")
+        missing += [
+            f"rag-judge {name} {opt}".replace("  ", " ")
+            for opt in sorted(options(command) - {"-h", "--help"})
+            if not re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", text)
+        ]
+    return missing
+
+
+def test_the_site_builds_strictly(built_site: Path) -> None:
+    assert (built_site / "index.html").is_file()
+    assert (built_site / "reference" / "python-api" / "index.html").is_file()
+
+
+def test_every_command_and_option_is_in_the_cli_reference(built_site: Path) -> None:
+    page = (built_site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert undocumented(main, page) == []
+
+
+def test_a_missing_option_is_found() -> None:
+    @click.group()
+    def tool() -> None: ...
+
+    @tool.command()
+    @click.option("--shown")
+    @click.option("--forgotten", "-f")
+    def run(shown: str, forgotten: str) -> None: ...
+
+    page = "<h2>rag-judge run</h2><code>--shown</code> <code>--forgotten-not</code>"
+    assert undocumented(tool, page) == ["rag-judge run --forgotten", "rag-judge run -f"]
+
+
+def test_the_site_fetches_nothing_at_view_time(built_site: Path) -> None:
+    index = (built_site / "index.html").read_text(encoding="utf-8")
+    assert not re.search(
+        r"""(src|href)=["']https?://""", index.replace('href="https://squidfunk', "")
+    )
+    assert "fonts.googleapis" not in index
+
+
+def test_the_cli_reference_shows_no_sentinel(built_site: Path) -> None:
+    page = (built_site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "Sentinel" not in page
+    assert "UNSET" not in page
+
+
+def test_the_python_api_page_shows_no_sphinx_roles(built_site: Path) -> None:
+    page = (built_site / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
+    assert "evaluate" in page
+    assert not re.search(r":(func|class|mod|meth|attr):<code>", page)
+
+
+def test_docstring_doctests_show_as_code_on_the_api_page(built_site: Path) -> None:
+    page = (built_site / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r"<code><span class=\"o\">&gt;&gt;&gt;</span>", page)
