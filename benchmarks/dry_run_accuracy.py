@@ -7,7 +7,15 @@ back to back in one process, and both are written side by side.
 
     python benchmarks/dry_run_accuracy.py local [--set cmrc2018_zh_chunked] [--limit 20]
 
-``local`` is the demo's job (the embedded model, the demo's judges, reasons on). ``demo`` plans
+``local`` is the demo's job (the embedded model, the demo's judges, reasons on). ``api`` is the
+same job judged and answered by a priced API model name (``openai/gpt-4o-mini``, cost from the
+ledger's price table) served by llama-cpp-python's own OpenAI-compatible server (the embedded
+GGUF behind ``OPENAI_BASE_URL``): the plan counts tokens by script, as for any API model whose
+tokenizer is not at hand, and the server reports its tokenizer's counts, as an API bills::
+
+    python benchmarks/dry_run_accuracy.py api [--limit 2]
+
+``demo`` plans
 the demo's job and compares it with a finished ``make demo`` (its folder and its wall time: the
 ledger's calls and tokens are read from its summary.md):
 
@@ -23,6 +31,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import tempfile
 import time
 from collections.abc import Sequence
@@ -36,7 +45,9 @@ RESULTS = HERE / "results"
 DEMO_METRICS = ("faithfulness", "completeness", "exact_match", "answer_f1")
 
 
-def _plan(name: str, limit: int, ks: str, metrics: Sequence[str]) -> tuple[Any, Any, float]:
+def _plan(
+    name: str, limit: int, ks: str, metrics: Sequence[str], model: str | None = None
+) -> tuple[Any, Any, float]:
     """The sweep's options and its plan (made as the CLI makes it), and the plan's seconds."""
     from rag_judge.data.eval_sets import load_eval_set
     from rag_judge.jobs.sweep import SweepOptions
@@ -47,7 +58,8 @@ def _plan(name: str, limit: int, ks: str, metrics: Sequence[str]) -> tuple[Any, 
     options = SweepOptions.build(ks=ks, limit=limit, metrics=tuple(metrics))
     loaded = load_eval_set(name).limit(limit)
     started = time.perf_counter()
-    plan = asyncio.run(dry_run_job(loaded, open_session(load_settings(), cache=False), options))
+    settings = load_settings({"model": model})
+    plan = asyncio.run(dry_run_job(loaded, open_session(settings, cache=False), options))
     return options, plan, time.perf_counter() - started
 
 
@@ -60,6 +72,7 @@ def _side_by_side(
         "prompt_tokens": plan.plan.prompt_tokens,
         "completion_tokens": plan.plan.completion_tokens,
         "minutes": plan.plan.minutes,
+        "cost_usd": plan.plan.cost_usd,
     }
     return {
         "command": command,
@@ -101,11 +114,60 @@ def measure_local(name: str, limit: int, ks: str, metrics: Sequence[str]) -> dic
     return _side_by_side(command, plan, plan_seconds, measured, headline)
 
 
+def measure_api(limit: int, ks: str, metrics: Sequence[str]) -> dict[str, Any]:
+    """The plan and the real sweep for a priced API model name, answered by a real
+    OpenAI-compatible server (llama-cpp-python's, over the embedded GGUF)."""
+    import subprocess
+    import sys
+
+    from rag_judge.backends.local.llama_server import wait_until_serving
+    from rag_judge.backends.wrapper.ledger import price_per_token
+    from rag_judge.jobs.sweep import run_job
+
+    model, name = "openai/gpt-4o-mini", "cmrc2018_zh_chunked"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    serve = [sys.executable, "-m", "rag_judge.backends.local.llama_server", "--port", str(port)]
+    serve += ["--n_threads", str(len(os.sched_getaffinity(0)))]
+    server = subprocess.Popen(serve, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_until_serving(base_url, server, 180.0)
+        os.environ |= {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "local", "NO_PROXY": "*"}
+        with tempfile.TemporaryDirectory(prefix="dry_run_accuracy_") as cache:
+            os.environ["RAG_JUDGE_CACHE_DIR"] = cache
+            options, plan, plan_seconds = _plan(name, limit, ks, metrics, model=model)
+            started = time.perf_counter()
+            result = run_job(name, options=options, model=model)
+            seconds = time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert result.ledger is not None
+    tallies = result.ledger.summary()
+    prompt = sum(t["prompt_tokens"] for t in tallies.values())
+    completion = sum(t["completion_tokens"] for t in tallies.values())
+    price = price_per_token(model)
+    assert price is not None, f"{model} has no price in the ledger's table"
+    measured = {
+        "calls": sum(t["calls"] for t in tallies.values()),
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "cost_usd": prompt * price[0] + completion * price[1],
+        "minutes": seconds / 60,
+    }
+    command = (f"sweep {name} --limit {limit} --ks {ks} --metrics {','.join(metrics)} "
+               f"--model {model} (llama-cpp-python's server behind OPENAI_BASE_URL)")  # fmt: skip
+    headline = result.decision.headline if result.decision else None
+    return _side_by_side(command, plan, plan_seconds, measured, headline)
+
+
 LEDGER = re.compile(
     r"(?P<calls>[\d,]+) calls made.*?; (?P<prompt>[\d,]+) prompt \+ (?P<completion>[\d,]+) "
     r"completion tokens"
 )
-"""summary.md's ledger line per model (the CLI writes no machine-readable ledger)."""
+"""summary.md's ledger line per model (for a demo run before the sweep wrote ledger.json)."""
 
 
 def compare_demo(
@@ -114,10 +176,19 @@ def compare_demo(
     """The demo's plan, made now, against a finished demo's ledger (its summary.md) and time."""
     name = "cmrc2018_zh_chunked"
     _, plan, plan_seconds = _plan(name, limit, "1-10", metrics)
-    text = (run_dir / "summary.md").read_text(encoding="utf-8")
-    found = [m.groupdict() for m in LEDGER.finditer(text)]
+    ledger = run_dir / "ledger.json"
+    if ledger.is_file():  # the sweep's own machine-readable ledger
+        models = json.loads(ledger.read_text(encoding="utf-8"))["models"].values()
+        found = [
+            {"calls": str(m["calls"]), "prompt": str(m["prompt_tokens"]),
+             "completion": str(m["completion_tokens"])}
+            for m in models
+        ]  # fmt: skip
+    else:  # a demo from before ledger.json: summary.md's ledger lines
+        text = (run_dir / "summary.md").read_text(encoding="utf-8")
+        found = [m.groupdict() for m in LEDGER.finditer(text)]
     if not found:
-        raise SystemExit(f"{run_dir / 'summary.md'} has no ledger line")
+        raise SystemExit(f"{run_dir} has no ledger (ledger.json or summary.md's lines)")
     measured = {
         "calls": sum(int(f["calls"].replace(",", "")) for f in found),
         "prompt_tokens": sum(int(f["prompt"].replace(",", "")) for f in found),
@@ -157,9 +228,11 @@ def render(payload: dict[str, Any]) -> str:
             "| | predicted | measured | predicted / measured |",
             "|---|---:|---:|---:|",
         ]
-        for key in ("calls", "prompt_tokens", "completion_tokens", "minutes"):
-            p, m, r = run["predicted"][key], run["measured"][key], run["ratio"][key]
-            fmt = "{:,.1f}" if key == "minutes" else "{:,.0f}"
+        for key in ("calls", "prompt_tokens", "completion_tokens", "minutes", "cost_usd"):
+            if key not in run["measured"]:
+                continue
+            p, m, r = run["predicted"].get(key), run["measured"][key], run["ratio"][key]
+            fmt = {"minutes": "{:,.1f}", "cost_usd": "{:,.4f}"}.get(key, "{:,.0f}")
             lines.append(
                 f"| {key.replace('_', ' ')} | {'' if p is None else fmt.format(p)} "
                 f"| {fmt.format(m)} | {'' if r is None else f'{r:.2f}'} |"
@@ -176,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     local.add_argument("--limit", type=int, default=20)
     local.add_argument("--ks", default="1-10")
     local.add_argument("--metrics", default=",".join(DEMO_METRICS))
+    api = commands.add_parser("api", help="a priced API model name, a real server behind it")
+    api.add_argument("--limit", type=int, default=2)
+    api.add_argument("--ks", default="1-10")
+    api.add_argument("--metrics", default=",".join(DEMO_METRICS))
     demo = commands.add_parser("demo", help="the plan against a finished make demo")
     demo.add_argument("--run-dir", type=Path, required=True)
     demo.add_argument("--seconds", type=float, required=True, help="the job's wall time")
@@ -184,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "demo":
         run = compare_demo(args.run_dir, args.seconds, args.limit, args.metrics.split(","))
+    elif args.command == "api":
+        run = measure_api(args.limit, args.ks, args.metrics.split(","))
     else:
         run = measure_local(args.set, args.limit, args.ks, args.metrics.split(","))
     run["machine"] = machine_info("llama-cpp-python")

@@ -38,6 +38,8 @@ FILES = {
     "summary.csv": "per k and metric: mean, 95% CI, questions scored (refusal shares too)",
     "decision.json": "the decision: recommended k (or the ks still undecided), per k its "
     "difference to it with simultaneous CIs, refusals and cost",
+    "ledger.json": "per model: calls made, replies from the cache, tokens, seconds, statuses "
+    "and cost, as the client's ledger counted them",
     "sweep.png": "retrieval vs k; the decision: each k's difference to the recommended k, "
     "the margin; refusals and cost per k",
     "report.html": "the full report (self-contained)",
@@ -54,6 +56,7 @@ class SweepReport:
     csv_path: Path
     summary_path: Path
     decision_path: Path
+    ledger_path: Path
     plot_path: Path
     html_path: Path
     markdown_path: Path
@@ -73,6 +76,7 @@ class SweepReport:
             self.csv_path,
             self.summary_path,
             self.decision_path,
+            self.ledger_path,
             self.plot_path,
             self.html_path,
             self.markdown_path,
@@ -253,6 +257,14 @@ def _markdown_table(summary: pd.DataFrame, columns: Sequence[str], marked: int |
     return lines
 
 
+def ledger_json(result: SweepResult) -> dict[str, Any]:
+    """The ledger's figures per model, machine-readable (summary.md says the same in words);
+    a result made outside the job has no ledger, and says so rather than counting nothing."""
+    if result.ledger is None:
+        return {"models": {}, "note": "no ledger: the result was not made by the sweep job"}
+    return {"models": result.ledger.summary()}
+
+
 def write_sweep_report(
     result: SweepResult,
     out_dir: Path,
@@ -304,6 +316,11 @@ def write_sweep_report(
         encoding="utf-8",
         newline="\n",
     )
+    paths["ledger.json"].write_text(
+        json.dumps(ledger_json(result), ensure_ascii=False, indent=2) + "\n",
+        encoding="utf-8",
+        newline="\n",
+    )
     retrieval = [m for m in RETRIEVAL_PLOTTED if m in frame.columns]
     png = sweep_png(shown, decision, ks=result.ks, retrieval=retrieval, title=title)
     paths["sweep.png"].write_bytes(png)
@@ -328,6 +345,7 @@ def write_sweep_report(
         csv_path=paths["per_question.csv"],
         summary_path=paths["summary.csv"],
         decision_path=paths["decision.json"],
+        ledger_path=paths["ledger.json"],
         plot_path=paths["sweep.png"],
         html_path=paths["report.html"],
         markdown_path=paths["summary.md"],

@@ -151,10 +151,16 @@ def test_sweep_command_writes_the_report_and_resumes_from_the_cache(
     assert set(frame.faithfulness.dropna()) == {1.0}
     assert frame.doc_recall.notna().all()
     calls = served.total_calls
+    ledger = json.loads((out / "ledger.json").read_text(encoding="utf-8"))["models"]
+    assert sum(m["calls"] for m in ledger.values()) == calls  # calls that reached the server
+    assert all(m["prompt_tokens"] > 0 and m["statuses"] for m in ledger.values())
     again = run_cli(tmp_path, served)
     assert again.exit_code == 0, again.output
     assert served.total_calls == calls  # everything came from the cache
     assert "openai/judge: 0 calls made" in again.output  # the summary's cost, per model
+    ledger = json.loads((out / "ledger.json").read_text(encoding="utf-8"))["models"]
+    assert sum(m["calls"] for m in ledger.values()) == 0
+    assert sum(m["cached"] for m in ledger.values()) >= calls
 
 
 def test_sweep_command_sweeps_your_own_rag_from_jsonl(
