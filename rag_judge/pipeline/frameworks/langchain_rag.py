@@ -6,7 +6,8 @@
   ``as_retriever(search_kwargs={"k": 4})``), any other retriever through a field ``k`` (as
   ``BM25Retriever``, ``TFIDFRetriever`` have). Every k then reads the first k.
 * A chain (any other ``Runnable``) answers for itself. Its one retriever is found in the
-  chain's graph (``Runnable.get_graph()``), set to k as above for the duration of one call, and
+  chain's graph (``Runnable.get_graph()``, which also lists a retriever that a function step
+  closes over), set to k as above for the duration of one call, and
   the chain is invoked once per k; a callback handler records the documents that retriever
   returned, so what each answer was made from is known, not assumed
   (:class:`~rag_judge.pipeline.frameworks.answering.AnsweringRag` checks it).
@@ -154,8 +155,9 @@ def _the_retriever(chain: Runnable[Any, Any], name: str) -> BaseRetriever:
     if len(found) != 1:
         raise InputError(
             f"{name}: found {len(found)} retrievers in the chain's graph, not one; the sweep "
-            "sets the k of the retriever a chain answers from (a retriever called inside a "
-            "function is invisible to it: pass the retriever itself, or make it a step)",
+            "sets the k of the one retriever a chain answers from: let the chain retrieve "
+            "through a LangChain retriever (vectorstore.as_retriever()), as a step or in a "
+            "function that uses it",
             field="rag",
         )
     return next(iter(found.values()))
