@@ -153,3 +153,33 @@ def test_an_object_that_is_nothing_the_sweep_can_use_is_named() -> None:
         load_external_rag("os:sep")
     with pytest.raises(InputError, match="a LangChain Document, neither a retriever nor"):
         rag_from_object(Document("t"), name="doc")
+
+
+def test_our_embedder_as_theirs_gives_our_vectors_sync_async_and_inside_a_loop() -> None:
+    import asyncio
+
+    from framework_stores import bigram_client, bigrams
+
+    from rag_judge.pipeline.frameworks.embeddings import (
+        as_langchain_embeddings,
+        as_llamaindex_embedding,
+    )
+
+    client = bigram_client()
+    langchain, llamaindex = as_langchain_embeddings(client), as_llamaindex_embedding(client)
+    expected = bigrams("广三铁路")
+    assert langchain.embed_query("广三铁路") == expected
+    assert langchain.embed_documents(["广三铁路", "x"])[0] == expected
+    assert llamaindex.get_query_embedding("广三铁路") == expected
+    assert llamaindex.get_text_embedding_batch(["广三铁路"]) == [expected]
+    assert llamaindex.model_name == "scripted/bigrams"
+
+    async def inside_a_running_loop() -> tuple[list[float], list[float], list[float]]:
+        blocking = langchain.embed_query("广三铁路")  # sync call from a coroutine: a worker thread
+        return (
+            blocking,
+            await langchain.aembed_query("广三铁路"),
+            await llamaindex.aget_query_embedding("广三铁路"),
+        )
+
+    assert asyncio.run(inside_a_running_loop()) == (expected, expected, expected)
