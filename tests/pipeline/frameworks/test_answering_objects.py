@@ -135,3 +135,19 @@ def test_a_store_or_an_index_is_not_a_rag_and_the_message_says_what_is(
         rag_from_object(qdrant_stores.langchain_store, name="store")
     with pytest.raises(InputError, match=r"index\.as_retriever\(\) or index\.as_query_engine"):
         rag_from_object(qdrant_stores.llamaindex_index, name="index")
+
+
+def test_a_chain_taking_an_input_object_and_returning_a_mapping(qdrant_stores: Stores) -> None:
+    """The shape of ``create_retrieval_chain``: ``{"input": q}`` in, ``{"answer", ...}`` out."""
+    from operator import itemgetter
+
+    retriever = qdrant_stores.langchain_store.as_retriever()
+
+    def answer(value: dict[str, Any]) -> dict[str, Any]:
+        ids = [d.metadata["doc_id"] for d in value["context"]]
+        return {"input": value["input"], "context": value["context"], "answer": ",".join(ids)}
+
+    chain = RunnablePassthrough.assign(context=itemgetter("input") | retriever) | RunnableLambda(
+        answer
+    )
+    check_answers_follow_k(swept(qdrant_stores, chain))
