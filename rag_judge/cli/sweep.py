@@ -116,7 +116,8 @@ class SweepArgs:
 @click.option(
     "--rag",
     metavar="SPEC",
-    help="Sweep your own RAG: module:function, a .jsonl of retrievals (and answers), or an "
+    help="Sweep your own RAG: module:attr (a function, a LangChain retriever or chain, a "
+    "LlamaIndex retriever or query engine), a .jsonl of retrievals (and answers), or an "
     "http(s):// endpoint; --retriever and --rerank do not apply.",
 )
 @metrics_option

@@ -73,11 +73,22 @@ def _option_params(options: SweepOptions) -> dict[str, str]:
     return {
         "retriever": options.retriever if options.rag is None else "your RAG",
         "rerank": options.rerank or "none",
-        "rag": "none" if options.rag is None else redact_url(options.rag),
+        "rag": _rag_param(options.rag),
         "limit": str(options.limit or "all"),
         "until_decided": str(options.until_decided).lower(),
         "calibration": "none" if options.calibration is None else options.calibration.name,
     }
+
+
+def _rag_param(rag: str | object | None) -> str:
+    """The RAG under test as a parameter: its spec (a URL without its secrets), or the class of
+    the object given from Python (a LangChain retriever, a LlamaIndex query engine ...)."""
+    if rag is None:
+        return "none"
+    if isinstance(rag, str):
+        return redact_url(rag)
+    kind = type(rag)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 _DECISION_PARAMS = (

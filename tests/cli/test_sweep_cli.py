@@ -501,3 +501,43 @@ def test_a_budget_without_until_decided_is_refused(
     assert run.exit_code == 2
     assert "budget only applies to a sweep until decided" in run.output
     assert served.total_calls == 0
+
+
+LANGCHAIN_MODULE = """
+from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_qdrant import QdrantVectorStore
+
+from rag_judge.data.eval_sets import load_eval_set
+
+documents = load_eval_set("cmrc2018_zh").documents[:4]
+store = QdrantVectorStore.from_documents(
+    [Document(d.text, metadata={"doc_id": d.id}) for d in documents],
+    DeterministicFakeEmbedding(size=16),
+    location=":memory:",
+    collection_name="cli",
+)
+retriever = store.as_retriever()
+"""
+
+
+def test_sweep_command_takes_a_langchain_retriever_by_module_attr(
+    tmp_path: Path, served: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--rag module:attr naming a LangChain retriever over an embedded Qdrant store."""
+    (tmp_path / "lc_cli_rag.py").write_text(LANGCHAIN_MODULE, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    run = run_cli(tmp_path, served, "--rag", "lc_cli_rag:retriever")
+    assert run.exit_code == 0, run.output
+    frame = pd.read_parquet(tmp_path / "out" / "per_question.parquet")
+    assert len(frame) == 6
+    assert frame["doc_recall"].notna().all()
+    assert frame.groupby("question_id")["doc_hit_rate"].is_monotonic_increasing.all()
+    assert set(frame.answer_source) == {"generated"}  # a retriever: our generator answers
+
+    (tmp_path / "lc_cli_store.py").write_text(
+        LANGCHAIN_MODULE.replace("retriever = store.as_retriever()", ""), encoding="utf-8"
+    )
+    bad = run_cli(tmp_path, served, "--rag", "lc_cli_store:store")
+    assert bad.exit_code == 2
+    assert "give vectorstore.as_retriever()" in bad.output

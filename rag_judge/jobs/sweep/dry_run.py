@@ -279,7 +279,7 @@ async def dry_run_job(loaded: EvalSet, session: Session, options: SweepOptions) 
     price = price_per_token(judge) if record is not None and record.priced else None
     plan = plan_cost(
         questions, contexts, options, mode=mode, count=count, speed=speed, price=price,
-        answers_given=options.rag is not None and options.rag.endswith(".jsonl"),
+        answers_given=isinstance(options.rag, str) and options.rag.endswith(".jsonl"),
     )  # fmt: skip
     best = None
     if options.until_decided:

@@ -79,10 +79,10 @@ async def prepare_sweep(loaded: EvalSet, session: Session, options: SweepOptions
     needs_embedder = any(JUDGES[n].needs_embedder for n in names if n not in loaded.not_applicable)
     common: dict[str, Any] = {"client": session.client, "generator": session.generator}
     if options.rag is not None:
-        from rag_judge.pipeline.external.load import load_external_rag
+        from rag_judge.pipeline.external.load import external_rag
 
         embedder = session.embedder_for(loaded.language) if needs_embedder else None
-        rag = load_external_rag(options.rag, timeout=session.settings.timeout)
+        rag = external_rag(options.rag, timeout=session.settings.timeout)
         return PreparedSweep(session, {**common, "rag": rag, "embedder": embedder})
     built = await build_rag(
         loaded, session, retriever=options.retriever, needs_embedder=needs_embedder

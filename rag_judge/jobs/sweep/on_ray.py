@@ -87,6 +87,12 @@ def sweep_on_ray(
     events.started(len(ids))
     size = slice_size(len(ids), target.workers)
     spec = str(eval_set) if str(eval_set) in available_eval_sets() else str(loaded.path.resolve())
+    if options.rag is not None and not isinstance(options.rag, str):
+        raise InputError(
+            "a sweep on Ray names its RAG by a spec (module:attr, a .jsonl, a URL) that every "
+            "worker loads, not an object",
+            field="rag",
+        )
     if options.rag is not None and Path(options.rag).is_file():
         options = dataclasses.replace(options, rag=str(Path(options.rag).resolve()))
     shipped = for_workers(session.settings)

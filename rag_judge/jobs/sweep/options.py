@@ -58,8 +58,10 @@ class SweepOptions:
     """Rerank the top ``rerank_depth`` by the model (``llm``) or a cross-encoder's path."""
     rerank_depth: int = 20
     """Candidates the reranker re-scores per question."""
-    rag: str | None = None
-    """The user's RAG instead of ours: ``module:function``, a ``.jsonl``, or a URL."""
+    rag: str | object | None = None
+    """The user's RAG instead of ours: ``module:attr``, a ``.jsonl`` or a URL; or, from Python,
+    the object itself: a LangChain retriever or chain, a LlamaIndex retriever or query engine,
+    or a callable ``fn(question, k)``."""
     judge: JudgeOptions = field(default_factory=JudgeOptions)
     """The judges' knobs (support probability, mode, reasons, worked examples)."""
     calibration: Path | None = None

@@ -31,6 +31,7 @@ from rag_judge.judges.mode import choose_mode
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.pipeline.external.base import ExternalRag
+from rag_judge.pipeline.external.load import external_rag
 from rag_judge.retrieval.text_relevance import DEFAULT_THRESHOLD
 
 Progress = Callable[[str], None]
@@ -43,7 +44,7 @@ async def run_sweep(
     *,
     retriever: Retriever | None = None,
     chunks: Sequence[Chunk] | None = None,
-    rag: ExternalRag | None = None,
+    rag: ExternalRag | object | None = None,
     client: ModelClient,
     generator: ModelClient | None = None,
     embedder: EmbeddingClient | None = None,
@@ -70,7 +71,10 @@ async def run_sweep(
             builds and are not read here: give the built RAG below.
         retriever: The retriever under test (BM25, dense, hybrid, reranked, ...).
         chunks: The chunks the retriever indexes (their texts are the contexts).
-        rag: A user's RAG (callable, JSONL or endpoint) instead of ``retriever``/``chunks``.
+        rag: A user's RAG instead of ``retriever``/``chunks``: an ``ExternalRag`` (callable,
+            JSONL or endpoint), its spec string, or a LangChain retriever or chain, a
+            LlamaIndex retriever or query engine, or a callable (recognised by
+            :func:`~rag_judge.pipeline.external.load.rag_from_object`).
         client: The judge's model client (and the generator's unless ``generator`` is given);
             give it a ``ResponseCache`` to make the sweep resumable.
         generator: The model client that answers, when it is not the judge's.
@@ -89,7 +93,7 @@ async def run_sweep(
     if rag is not None:
         if retriever is not None or chunks is not None:
             raise InputError("give either rag or retriever and chunks, not both", field="rag")
-        got = await from_rag(rag, eval_set, plan.ks, text_threshold)
+        got = await from_rag(external_rag(rag), eval_set, plan.ks, text_threshold)
     elif retriever is None or chunks is None:
         raise InputError("give a retriever and its chunks, or rag", field="retriever")
     else:

@@ -91,7 +91,15 @@ async def from_rag(
     elif eval_set.qrels:
         doc_rankings = {q: [str(p.doc_id) for p in ps] for q, ps in passages.items()}
         ids = {d for ranking in doc_rankings.values() for d in ranking}
-        by_id = id_metrics(doc_rankings, {d: d for d in ids}, eval_set.qrels, ks)
+        known = {d.id for d in eval_set.documents}
+        if ids and known and not ids & known:  # e.g. a store's UUIDs: every value would be 0
+            reason = (
+                f"none of the {len(ids)} doc_ids from {rag.name} is a document of the eval set "
+                f"(e.g. {min(ids)!r}); give each passage the set's document id"
+            )
+            skipped |= dict.fromkeys((f"doc_{m}" for m in ID_MEASURES), reason)
+        else:
+            by_id = id_metrics(doc_rankings, {d: d for d in ids}, eval_set.qrels, ks)
     by_text = _within_retrieved(passages, _references(eval_set), ks, threshold)
     if by_text:
         skipped |= dict.fromkeys((f"text_{m}" for m in NEED_INDEX), NO_INDEX)

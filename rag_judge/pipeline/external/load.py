@@ -2,8 +2,10 @@
 
 :func:`load_external_rag` picks a source from a spec string:
 
-* ``module:function``: a Python callable ``fn(question, k)``, sync or async, returning the top
-  ``k`` passages. Sync callables run one at a time in a worker thread.
+* ``module:attr``: a LangChain retriever or runnable chain, or a LlamaIndex retriever or query
+  engine, recognised by type (:mod:`rag_judge.pipeline.frameworks`); else a Python callable
+  ``fn(question, k)``, sync or async, returning the top ``k`` passages. Sync callables run one
+  at a time in a worker thread.
 * ``retrievals.jsonl``: precomputed, one line per question::
 
       {"question_id": "q1", "contexts": ["...", {"id": "c7", "text": "...", "doc_id": "d3"}],
@@ -25,7 +27,6 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Callable
 from typing import Any, Final
 
 from rag_judge.core.errors import InputError
@@ -49,7 +50,7 @@ def load_external_rag(spec: str, *, timeout: float | None = None) -> ExternalRag
     if spec.lower().endswith(".jsonl"):
         return JsonlRag(spec)
     if _CALLABLE_SPEC.fullmatch(spec):
-        return CallableRag(_import_callable(spec), name=f"callable {spec}")
+        return rag_from_object(_import_attribute(spec), name=spec)
     raise InputError(
         f"cannot tell what {spec!r} is: give module:function (a Python callable), a .jsonl "
         "file of precomputed retrievals, or an http(s):// endpoint",
@@ -57,7 +58,42 @@ def load_external_rag(spec: str, *, timeout: float | None = None) -> ExternalRag
     )
 
 
-def _import_callable(spec: str) -> Callable[[str, int], Any]:
+def external_rag(rag: object, *, timeout: float | None = None) -> ExternalRag:
+    """The sweep's RAG from what a caller gave: a spec string (:func:`load_external_rag`), or
+    an object (:func:`rag_from_object`).
+
+    Raises:
+        InputError: a spec or an object the sweep cannot use.
+    """
+    if isinstance(rag, str):
+        return load_external_rag(rag, timeout=timeout)
+    return rag_from_object(rag, name=type(rag).__name__)
+
+
+def rag_from_object(obj: object, *, name: str) -> ExternalRag:
+    """An object as the sweep's RAG: a framework's (checked first: a LangChain runnable has
+    ``invoke``, and some framework objects are callable with another meaning), an
+    :class:`ExternalRag` as it is, or a callable ``fn(question, k)``.
+
+    Raises:
+        InputError: none of these; a framework object of the wrong kind (named).
+    """
+    from rag_judge.pipeline.frameworks.detect import framework_rag
+
+    if (found := framework_rag(obj, name)) is not None:
+        return found
+    if callable(getattr(obj, "retrieve", None)) and isinstance(getattr(obj, "name", None), str):
+        return obj  # type: ignore[return-value]
+    if callable(obj):
+        return CallableRag(obj, name=f"callable {name}")
+    raise InputError(
+        f"{name!r} is not callable ({type(obj).__name__}): give a callable fn(question, k), a "
+        "LangChain retriever or chain, or a LlamaIndex retriever or query engine",
+        field="rag",
+    )
+
+
+def _import_attribute(spec: str) -> object:
     """``module:attr.path`` imported; the current directory is tried when it is not on the path."""
     module_name, _, attribute = spec.partition(":")
     try:
@@ -69,9 +105,7 @@ def _import_callable(spec: str) -> Callable[[str, int], Any]:
         if not hasattr(target, part):
             raise InputError(f"{module_name!r} has no attribute {attribute!r}", field="rag")
         target = getattr(target, part)
-    if not callable(target):
-        raise InputError(f"{spec!r} is not callable", field="rag")
-    return target  # type: ignore[no-any-return]
+    return target
 
 
 def _import(module_name: str) -> Any:
