@@ -271,3 +271,26 @@ def test_calibrate_logs_every_figure_and_the_report(
     assert run.data.params["metric"] == "faithfulness"
     artifacts = {a.path for a in mlflow.MlflowClient(uri).list_artifacts(run.info.run_id)}
     assert {"summary.md", "report.html", "metrics.csv"} <= artifacts
+
+
+class _ListRag:
+    """A RAG object given from Python (as a LangChain retriever would be): passages per k."""
+
+    def __call__(self, question: str, k: int) -> list[str]:
+        return ["光荣和ω-force"][:k]
+
+
+def test_a_rag_object_is_logged_by_its_class_and_a_spec_without_its_secrets() -> None:
+    from rag_judge.backends.providers.scripted import ScriptedBackend, register
+    from rag_judge.integrations.tracked import sweep_run
+    from rag_judge.jobs.sweep import SweepOptions, run_job
+
+    model = register(ScriptedBackend(respond=lambda request: "光荣和ω-force", name="scripted/rag"))
+    result = run_job("cmrc2018_zh", limit=1, ks=[1], metrics=["exact_match"], model=model,
+                     cache=False)  # fmt: skip
+    given = sweep_run(result, [], eval_set="cmrc2018_zh", options=SweepOptions(rag=_ListRag()))
+    assert given.params["rag"] == f"{__name__}._ListRag"
+    spec = SweepOptions(rag="https://user:secret@rag.example/ask")
+    logged = sweep_run(result, [], eval_set="cmrc2018_zh", options=spec).params["rag"]
+    assert "secret" not in logged
+    assert "rag.example/ask" in logged
