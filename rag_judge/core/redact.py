@@ -35,9 +35,12 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{HIDDEN}@{netloc.rsplit('@', 1)[1]}"
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    secret = any(SECRET_PARAMETERS.search(k) for k, _ in pairs)
+    if netloc == parts.netloc and not secret:
+        return url  # as given: urlunsplit would turn sqlite:///x.db into sqlite:/x.db
     query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
+    if secret:
         query = urlencode(
             [(k, HIDDEN if SECRET_PARAMETERS.search(k) else v) for k, v in pairs], safe="*"
         )
