@@ -1,0 +1,88 @@
+"""Every tutorial runs end to end: its marked steps, as the page shows them, in a folder of their
+own, on the bundled data, checked against what the page says they produce.
+
+The models are a fake OpenAI-compatible server (``tests/support/fake_openai_server.py``) playing
+a lexical model (``tests/support/tutorial_model.py``), named the way a reader names a server:
+``RAG_JUDGE_MODEL``, ``RAG_JUDGE_EMBEDDINGS`` and ``RAG_JUDGE_BASE_URL`` in the environment.
+The commands themselves are the page's, character for character (``tutorial_run``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docs_site import ROOT
+from fake_openai_server import FakeOpenAIServer
+from tutorial_model import tutorial_reply
+from tutorial_run import reader_env, reader_folder, run_tutorial, steps_of
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeOpenAIServer]:
+    """One lexical model for the module's tutorials (each has its own cache)."""
+    served = FakeOpenAIServer(respond=tutorial_reply).start()
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+@pytest.fixture
+def reader(tmp_path: Path, server: FakeOpenAIServer) -> tuple[Path, dict[str, str]]:
+    """The reader's folder and environment, the models being the fake server's."""
+    settings = {
+        "RAG_JUDGE_MODEL": "openai-compatible/tutorial",
+        "RAG_JUDGE_EMBEDDINGS": "openai-compatible/tutorial-embed",
+        "RAG_JUDGE_BASE_URL": server.base_url,
+    }
+    return reader_folder(tmp_path), reader_env(tmp_path, settings)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "tutorials/sweep-your-rag.md",
+        "tutorials/own-documents.md",
+        "tutorials/calibrate-judge.md",
+        "tutorials/ci-gate.md",
+    ],
+)
+def test_every_tutorial_has_steps_that_run(page: str) -> None:
+    kinds = [step.split()[0] for step, _ in steps_of(page)]
+    assert "run" in kinds, f"{page} has no step the tests run"
+
+
+def test_calibrate_judge(reader: tuple[Path, dict[str, str]]) -> None:
+    work, env = reader
+    truth = {r["id"]: r["label"] for r in records(ROOT / "eval_sets" / "wice_dev" / "labels.jsonl")}
+    ran = run_tutorial(
+        "tutorials/calibrate-judge.md", work, env, labeller=lambda row: truth[row["id"]]
+    )
+    scored = records(work / "scores.jsonl")
+    assert len(scored) == 80
+    values = {r["results"]["faithfulness"]["value"] for r in scored}
+    assert len(values) > 1  # the judge tells rows apart: a fit has something to learn
+    labelled = [e for e in records(work / "labels.jsonl") if "label" in e]
+    assert len(labelled) == 40
+    assert all(e["label"] == truth[e["id"]] for e in labelled)
+    assert "stopped: 40 of 40 labelled, 0 skipped" in ran[1].stderr
+    for name in ("metrics.csv", "summary.md", "reliability.png", "report.html"):
+        assert (work / "agreement" / name).is_file(), name
+    assert "out of fold" in ran[2].stdout
+    profile = json.loads((work / "profile.json").read_text(encoding="utf-8"))
+    assert profile["judge"]["model"] == "openai-compatible/tutorial"
+    assert profile["labels"]["n"] == 40
+    assert profile["labels"]["sampling"]["strategy"] == "random"
+    calibrated = records(work / "calibrated.jsonl")
+    assert len(calibrated) == 80
+    for row in calibrated:
+        given = row["calibrated"]["faithfulness"]
+        assert given["supported"] == (given["probability"] >= profile["threshold"])
