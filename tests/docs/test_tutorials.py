@@ -86,3 +86,47 @@ def test_calibrate_judge(reader: tuple[Path, dict[str, str]]) -> None:
     for row in calibrated:
         given = row["calibrated"]["faithfulness"]
         assert given["supported"] == (given["probability"] >= profile["threshold"])
+
+
+SWEEP_FILES = (
+    "per_question.parquet",
+    "per_question.csv",
+    "summary.csv",
+    "decision.json",
+    "sweep.png",
+    "report.html",
+    "summary.md",
+)
+"""What a sweep writes (tutorials/sweep-your-rag.md, "What it writes")."""
+
+
+def decided(out: Path) -> dict[str, Any]:
+    """A sweep's folder holds every file the page lists, and its summary opens with the
+    decision that decision.json holds."""
+    for name in SWEEP_FILES:
+        assert (out / name).is_file(), f"{out.name}/{name}"
+    decision = json.loads((out / "decision.json").read_text(encoding="utf-8"))
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert decision["sentence"].replace("*", "\\*") in summary
+    return decision
+
+
+def test_sweep_your_rag(reader: tuple[Path, dict[str, str]]) -> None:
+    import pandas as pd
+
+    work, env = reader
+    ran = run_tutorial("tutorials/sweep-your-rag.md", work, env)
+    dry_and_sweep = ran[1]
+    assert "dry run" in dry_and_sweep.stdout.lower() + dry_and_sweep.stderr.lower()
+    decided(work / "my_sweep")
+    decided(work / "jsonl_sweep")
+    assert len((work / "retrievals.jsonl").read_text(encoding="utf-8").splitlines()) == 5
+    by_function = pd.read_parquet(work / "my_sweep" / "per_question.parquet")
+    by_file = pd.read_parquet(work / "jsonl_sweep" / "per_question.parquet")
+    assert sorted(by_function.k.unique()) == [1, 2, 3]
+    assert by_function.question_id.nunique() == 5
+    retrieval = ["question_id", "k", "doc_recall", "doc_ndcg"]
+    pd.testing.assert_frame_equal(  # the same passages: the same retrieval figures per k
+        by_function[retrieval].sort_values(["question_id", "k"]).reset_index(drop=True),
+        by_file[retrieval].sort_values(["question_id", "k"]).reset_index(drop=True),
+    )

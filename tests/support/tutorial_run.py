@@ -3,7 +3,8 @@ of their own, with ``rag-judge`` on the PATH.
 
 The steps are the page's marked blocks (``<!-- tutorial: ... -->`` before a block, read by
 ``docs/tools/examples_table.py``'s ``steps``): ``file NAME`` writes the block to NAME, ``run``
-runs the block with ``bash -e`` and expects exit status 0 (``run exit=N``: N), ``label`` starts
+runs the block's lines in order, stopping at the first that fails (as ``bash -e``), and expects
+exit status 0 (``run exit=N``: N), ``label`` starts
 the block's one ``rag-judge label`` command and labels its rows through the page's own HTTP
 API (what the page's script sends), the labels coming from a function of the row, as a
 person's would. Only the environment differs from a reader's: the models are the ones the
@@ -12,9 +13,11 @@ settings in it name (the tests point them at a fake OpenAI server), as a reader 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -108,9 +111,30 @@ def _said(page: str, ran: Ran, expected: int) -> str:
     )
 
 
+def lines_of(body: str) -> list[str]:
+    """A shell block's commands, one per line, continuation lines joined."""
+    return [line.strip() for line in re.sub(r"\s*\\\n\s*", " ", body).splitlines() if line.strip()]
+
+
 def _run(step: str, body: str, work: Path, env: Mapping[str, str]) -> Ran:
+    """The block's lines in order, stopping at the first that fails (``bash -e``): a
+    ``rag-judge`` line in this process (the same command line, parsed by the same CLI; the
+    start-up imports are paid once per test session, not per line), any other line by bash."""
+    out, err, code = [], [], 0
+    for line in lines_of(body):
+        code, stdout, stderr = (
+            _rag_judge(line, work, env) if line.startswith("rag-judge ") else _bash(line, work, env)
+        )
+        out.append(stdout)
+        err.append(stderr)
+        if code != 0:
+            break
+    return Ran(step, body, code, "".join(out), "".join(err))
+
+
+def _bash(line: str, work: Path, env: Mapping[str, str]) -> tuple[int, str, str]:
     done = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", body],
+        ["bash", "-o", "pipefail", "-c", line],
         cwd=work,
         env=dict(env),
         capture_output=True,
@@ -118,15 +142,35 @@ def _run(step: str, body: str, work: Path, env: Mapping[str, str]) -> Ran:
         timeout=WAIT,
         check=False,
     )
-    return Ran(step, body, done.returncode, done.stdout, done.stderr)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _rag_judge(line: str, work: Path, env: Mapping[str, str]) -> tuple[int, str, str]:
+    """``rag-judge ...`` run by click's test runner in ``work``, with ``env`` as the whole
+    RAG_JUDGE_ environment (this machine's own settings unset); modules it imported from
+    ``work`` (a reader's ``--rag my_rag:fn``) are forgotten afterwards."""
+    from click.testing import CliRunner
+
+    from rag_judge.cli import main
+
+    given: dict[str, str | None] = {k: None for k in os.environ if k.startswith("RAG_JUDGE_")}
+    given.update(env)
+    before = set(sys.modules)
+    with contextlib.chdir(work):
+        result = CliRunner().invoke(main, shlex.split(line)[1:], env=given, prog_name="rag-judge")
+    for name in set(sys.modules) - before:
+        if str(getattr(sys.modules[name], "__file__", "") or "").startswith(str(work)):
+            del sys.modules[name]
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
 
 
 def _label(step: str, body: str, work: Path, env: Mapping[str, str], labeller: Labeller) -> Ran:
     """Start the block's ``rag-judge label``, answer its page until no row is left, stop it with
     Ctrl-C (SIGINT, to the process this started), as a person closing it would."""
-    command = re.sub(r"\s*\\\n\s*", " ", body).strip()
+    [command] = lines_of(body)
     assert command.startswith("rag-judge label "), command
-    assert "\n" not in command, f"a label step is one command: {command}"
     server = subprocess.Popen(
         ["bash", "-c", f"exec {command}"],
         cwd=work,
