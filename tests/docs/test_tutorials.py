@@ -130,3 +130,21 @@ def test_sweep_your_rag(reader: tuple[Path, dict[str, str]]) -> None:
         by_function[retrieval].sort_values(["question_id", "k"]).reset_index(drop=True),
         by_file[retrieval].sort_values(["question_id", "k"]).reset_index(drop=True),
     )
+
+
+def test_own_documents(reader: tuple[Path, dict[str, str]]) -> None:
+    from rag_judge.data.eval_sets import load_eval_set
+
+    work, env = reader
+    [ran] = run_tutorial("tutorials/own-documents.md", work, env)
+    assert len((work / "my_docs" / "abstracts.jsonl").read_text().splitlines()) == 30
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels.tsv", "manifest.json", "rejects.jsonl"):
+        assert (work / "my_set" / name).is_file(), name
+    manifest = json.loads((work / "my_set" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["synth"]["documents"]["documents"] == 30
+    written = load_eval_set(work / "my_set")
+    assert 0 < len(written.queries) == sum(manifest["synth"]["kept"].values()) <= 6
+    assert f"my_set: {len(written.queries)} questions" in ran.stderr + ran.stdout
+    decision = decided(work / "my_set-sweep")
+    assert decision["n_questions"] == len(written.queries)
+    assert decision["sentence"].replace("*", "\\*") in ran.stdout  # the summary, printed
