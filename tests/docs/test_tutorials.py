@@ -148,3 +148,25 @@ def test_own_documents(reader: tuple[Path, dict[str, str]]) -> None:
     decision = decided(work / "my_set-sweep")
     assert decision["n_questions"] == len(written.queries)
     assert decision["sentence"].replace("*", "\\*") in ran.stdout  # the summary, printed
+
+
+def test_ci_gate(reader: tuple[Path, dict[str, str]]) -> None:
+    work, env = reader
+    gate, _, plugin = run_tutorial("tutorials/ci-gate.md", work, env)
+    main, new = records(work / "main.jsonl"), records(work / "new.jsonl")
+    assert [r["id"] for r in main] == [r["id"] for r in new]
+    changed = [a["id"] for a, b in zip(main, new, strict=True) if a["answer"] != b["answer"]]
+    assert changed == ["en-faithful"]  # the one answer the "pull request" changed
+    assert "gate: pass faithfulness not worse than the baseline" in gate.stderr
+    assert "<testcase" in (work / "gate.xml").read_text(encoding="utf-8")
+    for name in ("comparison.md", "comparison.csv", "comparison.json", "comparison.html"):
+        assert (work / "comparison" / name).is_file(), name
+    assert "1 passed" in plugin.stdout
+    assert 'failures="0"' in (work / "junit.xml").read_text(encoding="utf-8")
+    [judged] = records(work / "judged.jsonl")
+    assert (judged["sample"], judged["metric"], judged["passed"]) == (
+        "eiffel",
+        "faithfulness",
+        True,
+    )
+    assert judged["value"] >= judged["bound"] == 0.8
