@@ -20,7 +20,8 @@ STEP = "<!-- tutorial: "
 """How a tutorial's step is marked, on the line before its block (hidden on the page):
 ``<!-- tutorial: file NAME -->`` (the block is a file the reader saves as NAME), ``<!-- tutorial:
 run -->`` (shell commands, exit status 0; ``run exit=N`` for another), ``<!-- tutorial: label
--->`` (``rag-judge label``, whose page the test answers)."""
+-->`` (``rag-judge label``, whose page the test answers), ``<!-- tutorial: output -->`` (a
+recorded ``$ `` command and what it printed, run and compared verbatim)."""
 FENCE = re.compile(
     r"(?:^<!-- tutorial: (?P<step>[^\n]*?) -->\n)?"
     r"^(?P<indent> *)(?P<fence>`{3,})(?P<info>[^`\n]*)\n(?P<body>.*?)^(?P=indent)(?P=fence)\s*$",

@@ -152,7 +152,8 @@ def test_own_documents(reader: tuple[Path, dict[str, str]]) -> None:
 
 def test_ci_gate(reader: tuple[Path, dict[str, str]]) -> None:
     work, env = reader
-    gate, _, plugin = run_tutorial("tutorials/ci-gate.md", work, env)
+    recorded, gate, _, plugin = run_tutorial("tutorials/ci-gate.md", work, env)
+    assert "| faithfulness | 236 |" in recorded.stdout  # and all of it, as recorded
     main, new = records(work / "main.jsonl"), records(work / "new.jsonl")
     assert [r["id"] for r in main] == [r["id"] for r in new]
     changed = [a["id"] for a, b in zip(main, new, strict=True) if a["answer"] != b["answer"]]

@@ -1,14 +1,15 @@
-"""A tutorial page's steps, run as its reader would run them: in page order, by bash, in a folder
-of their own, with ``rag-judge`` on the PATH.
+"""A tutorial page's steps, run as its reader would run them: in page order, in a folder of
+their own, with ``rag-judge`` on the PATH.
 
 The steps are the page's marked blocks (``<!-- tutorial: ... -->`` before a block, read by
-``docs/tools/examples_table.py``'s ``steps``): ``file NAME`` writes the block to NAME, ``run``
+``docs/tools/examples_table.py``'s ``steps``): ``file NAME`` writes the block to NAME; ``run``
 runs the block's lines in order, stopping at the first that fails (as ``bash -e``), and expects
-exit status 0 (``run exit=N``: N), ``label`` starts
-the block's one ``rag-judge label`` command and labels its rows through the page's own HTTP
-API (what the page's script sends), the labels coming from a function of the row, as a
-person's would. Only the environment differs from a reader's: the models are the ones the
-settings in it name (the tests point them at a fake OpenAI server), as a reader could set.
+exit status 0 (``run exit=N``: N); ``label`` starts the block's one ``rag-judge label`` command
+and labels its rows through the page's own HTTP API (what the page's script sends), the labels
+coming from a function of the row, as a person's would; ``output`` runs a recorded session's
+``$ `` command and compares what it prints (stdout, then stderr) with the rest of the block,
+verbatim. Only the environment differs from a reader's: the models are the ones the settings
+in it name (the tests point them at a fake OpenAI server), as a reader could set them.
 """
 
 from __future__ import annotations
@@ -94,6 +95,11 @@ def run_tutorial(
             ran = _run(step, body, work, env)
             expected = int(rest.removeprefix("exit=")) if rest.startswith("exit=") else 0
             assert ran.returncode == expected, _said(page, ran, expected)
+        elif kind == "output":
+            command, recorded = recording(body)
+            ran = _run(step, command, work, env)
+            assert ran.returncode == 0, _said(page, ran, 0)
+            assert ran.stdout + ran.stderr == recorded, f"{page}: {command} no longer prints that"
         elif kind == "label":
             assert labeller is not None, f"{page}: a label step needs a labeller"
             ran = _label(step, body, work, env, labeller)
@@ -102,6 +108,15 @@ def run_tutorial(
             raise AssertionError(f"{page}: unknown step {step!r}")
         done.append(ran)
     return done
+
+
+def recording(body: str) -> tuple[str, str]:
+    """A recorded session's command (the ``$ `` line and its continuation lines, without the
+    prompt) and what it printed (the rest of the block)."""
+    lines = body.splitlines(keepends=True)
+    assert lines[0].startswith("$ "), f"a recorded output starts with its command: {lines[0]}"
+    end = next(i for i, line in enumerate(lines) if not line.rstrip().endswith("\\"))
+    return "".join(lines[: end + 1])[2:], "".join(lines[end + 1 :])
 
 
 def _said(page: str, ran: Ran, expected: int) -> str:
