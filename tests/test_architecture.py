@@ -40,6 +40,7 @@ FLOORS = {
     "jobs": 5,
     "report": 6,
     "labelling": 6,  # rag-judge label's page and server, beside the report
+    "integrations": 6,  # MLflow: runs logged to a tracking store, judges as scorers
     "": 6,  # rag_judge/__init__.py: the public API, lazily re-exported
     "cli": 7,
     "testing": 7,  # assert_judged and the pytest plugin: an interface, like the CLI

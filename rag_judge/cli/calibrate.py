@@ -16,12 +16,14 @@ from rag_judge.cli.options import (
     json_mode_option,
     judge_mode_options,
     limit_option,
+    mlflow_option,
     model_options,
     no_cache_option,
     scale_out_options,
 )
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
+from rag_judge.cli.tracking import check_mlflow, log_to_mlflow
 from rag_judge.judges import DEFAULT_CALIBRATED
 from rag_judge.report.tables import to_rich
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from rag_judge.calibration.labels import LabelLevel
     from rag_judge.calibration.report_types import CalibrationKind, CalibrationReport
     from rag_judge.data.calibration_sets import CalibrationSet
+    from rag_judge.integrations.tracking import TrackedRun
     from rag_judge.jobs.calibrate.job import CalibrationRun, Figures
     from rag_judge.runtime.executors.on_ray import RayTarget
     from rag_judge.runtime.settings import Settings
@@ -59,6 +62,7 @@ class CalibrateArgs:
     no_cache: bool
     resamples: int
     seed: int
+    mlflow: str | None
     model: ModelArgs
     judging: JudgeArgs
     scale_out: ScaleOutArgs
@@ -184,6 +188,7 @@ class CalibrateArgs:
 @call_options("--run: ")
 @judge_mode_options
 @json_mode_option
+@mlflow_option
 @friendly_errors
 def calibrate_command(**params: Any) -> None:
     """Measure how far a judge agrees with human labels, every figure with a bootstrap CI.
@@ -197,6 +202,8 @@ def calibrate_command(**params: Any) -> None:
     """
     options = CalibrateArgs.from_params(params)
     if options.fit:
+        if options.mlflow is not None:
+            raise click.UsageError("--mlflow logs a calibration report, not a --fit profile")
         _fit(options)
         return
     if options.silver is not None:
@@ -207,7 +214,8 @@ def calibrate_command(**params: Any) -> None:
         report, output = _calibrate_set(options, options.run_set, figures)
     else:
         report = _calibrate_files(options, figures)
-    _print_report(report, output)
+    written = _print_report(report, output)
+    log_to_mlflow(options.mlflow, lambda: _tracked(report, written), output)
 
 
 def _fit(options: CalibrateArgs) -> None:
@@ -282,6 +290,7 @@ def _checked_set(
     check_output_folder(out)
     if not options.no_cache:
         check_output_folder(settings.cache_dir, what="cache directory")
+    check_mlflow(options.mlflow)
     return settings, target, loaded, out
 
 
@@ -340,6 +349,7 @@ def _calibrate_files(options: CalibrateArgs, figures: Figures) -> CalibrationRep
             },
             {f"-o {name}": options.output / name for name in FILES},
         )
+    check_mlflow(options.mlflow)
     mapping, scale = options.mapping, options.scale
     reading = calibration_run.LabelFile(
         metric=options.metric or DEFAULT_CALIBRATED,
@@ -388,8 +398,16 @@ def _refuse_run_options(options: CalibrateArgs) -> None:
         raise click.UsageError(f"{extra[0]} applies to --run only")
 
 
-def _print_report(report: CalibrationReport, output: Path | None) -> None:
-    """The figures as a table and a summary; with an output folder, the report written there."""
+def _tracked(report: CalibrationReport, written: tuple[Path, ...]) -> TrackedRun:
+    """The calibration as ``--mlflow`` logs it: every figure with its CI, the report's files."""
+    from rag_judge.integrations.tracked import calibration_run
+
+    return calibration_run(report, written)
+
+
+def _print_report(report: CalibrationReport, output: Path | None) -> tuple[Path, ...]:
+    """The figures as a table and a summary; with an output folder, the report written there
+    (its files returned)."""
     from rag_judge.report.calibration_html import (
         figure_table,
         summary_lines,
@@ -401,6 +419,8 @@ def _print_report(report: CalibrationReport, output: Path | None) -> None:
     make_console().print(to_rich(header, rows, title=title))
     for line in summary_lines(report):
         click.echo(line)
-    if output is not None:
-        written = write_calibration_report(report, output)
-        click.echo(f"report: {', '.join(str(p) for p in written.paths.values())}", err=True)
+    if output is None:
+        return ()
+    written = write_calibration_report(report, output)
+    click.echo(f"report: {', '.join(str(p) for p in written.paths.values())}", err=True)
+    return tuple(written.paths.values())

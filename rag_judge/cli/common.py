@@ -25,6 +25,9 @@ JUDGE_NAMES = tuple(JUDGES)
 NOTHING_JUDGED = 3
 """Exit status of a run in which no row got a value because every call failed (results and
 statuses are still written). 0: done; 2: bad input; 130: interrupted."""
+NOT_LOGGED = 4
+"""Exit status of a run that finished and wrote its files, but could not be logged to MLflow
+(``--mlflow``)."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 

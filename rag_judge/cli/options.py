@@ -214,3 +214,15 @@ def limit_option(help: str) -> Callable[[F], F]:
 def no_cache_option(help: str = NO_CACHE_HELP) -> Callable[[F], F]:
     """``--no-cache``: neither read nor write the response cache."""
     return click.option("--no-cache", is_flag=True, help=help)
+
+
+MLFLOW_HELP = (
+    "Also log the run to MLflow: a file:FOLDER, sqlite:///FILE.db or http(s):// tracking "
+    "server (parameters, metrics with CIs, the files; pip install 'rag-judge[mlflow]'). Tried "
+    "before the run; the files are written first, so a store that fails loses none (exit 4)."
+)
+
+
+def mlflow_option(command: F) -> F:
+    """``--mlflow TRACKING_URI``: log the finished run to an MLflow tracking store."""
+    return click.option("--mlflow", metavar="TRACKING_URI", help=MLFLOW_HELP)(command)

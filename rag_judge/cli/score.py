@@ -29,6 +29,7 @@ from rag_judge.cli.options import (
     judge_mode_options,
     limit_option,
     metrics_option,
+    mlflow_option,
     model_options,
     no_cache_option,
     output_option,
@@ -37,12 +38,14 @@ from rag_judge.cli.options import (
 from rag_judge.cli.profile_option import calibration_option, checked_profile
 from rag_judge.cli.records import GateArgs, JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
+from rag_judge.cli.tracking import check_mlflow, log_to_mlflow
 from rag_judge.report.tables import judge_summary_table, to_rich
 
 if TYPE_CHECKING:
     from rag_judge.calibration.profile import CalibrationProfile
     from rag_judge.cli.gating import ScoreGate
     from rag_judge.core.types import RagSample
+    from rag_judge.integrations.tracking import TrackedRun
     from rag_judge.jobs.score.job import ScoreRun
     from rag_judge.runtime.executors.on_ray import RayTarget
     from rag_judge.runtime.settings import Settings
@@ -62,6 +65,7 @@ class ScoreArgs:
     baseline: Path | None
     calibration: Path | None
     few_shot: Path | None
+    mlflow: str | None
     model: ModelArgs
     judging: JudgeArgs
     scale: ScaleOutArgs
@@ -116,6 +120,7 @@ class ScoreArgs:
 @call_options()
 @judge_mode_options
 @json_mode_option
+@mlflow_option
 @friendly_errors
 def score(**params: Any) -> None:
     """Judge the rows of INPUT (JSONL, JSON, CSV, TSV or Parquet) and write OUTPUT.jsonl.
@@ -140,6 +145,7 @@ def score(**params: Any) -> None:
     title = f"{len(result)} rows judged by {result.model}; results in {options.output}"
     make_console().print(to_rich(header, rows, title=title))
     echo_cost(result.ledger)
+    log_to_mlflow(options.mlflow, lambda: _tracked(options, run), options.output.parent)
     if (failure := nothing_judged(result)) is not None:
         click.echo(f"error: {failure}", err=True)
         sys.exit(NOTHING_JUDGED)
@@ -176,6 +182,7 @@ def _checked(options: ScoreArgs) -> tuple[Settings, list[str], RayTarget | None,
     )  # fmt: skip
     if not options.no_cache:
         check_output_folder(settings.cache_dir, what="cache directory")
+    check_mlflow(options.mlflow)
     return settings, names, target, gate
 
 
@@ -193,6 +200,20 @@ def _samples(options: ScoreArgs) -> list[RagSample]:
             err=True,
         )
     return samples
+
+
+def _tracked(options: ScoreArgs, run: ScoreRun) -> TrackedRun:
+    """The score run as ``--mlflow`` logs it: each judge's mean and CI, the score file."""
+    from rag_judge.integrations.tracked import score_run
+
+    return score_run(
+        run.result,
+        options.output,
+        input_path=options.input_path,
+        language=options.language,
+        repeats=options.repeats,
+        mode=options.judging.mode,
+    )
 
 
 def _run_score(

@@ -20,6 +20,7 @@ from rag_judge.cli.options import (
     judge_mode_options,
     limit_option,
     metrics_option,
+    mlflow_option,
     model_options,
     no_cache_option,
     output_option,
@@ -28,12 +29,14 @@ from rag_judge.cli.options import (
 from rag_judge.cli.profile_option import calibration_option
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
+from rag_judge.cli.tracking import check_mlflow, log_to_mlflow
 from rag_judge.jobs.sweep.decision import DEFAULT_CONFIDENCE, DEFAULT_MARGIN
 from rag_judge.jobs.sweep.sequential import DEFAULT_STEP
 from rag_judge.judges import DEFAULT_OBJECTIVE
 
 if TYPE_CHECKING:
     from rag_judge.data.eval_sets import EvalSet
+    from rag_judge.integrations.tracking import TrackedRun
     from rag_judge.jobs.sweep.job import SweepRun
     from rag_judge.jobs.sweep.options import SweepOptions
     from rag_judge.runtime.executors.on_ray import RayTarget
@@ -66,6 +69,7 @@ class SweepArgs:
     no_cache: bool
     few_shot: Path | None
     calibration: Path | None
+    mlflow: str | None
     model: ModelArgs
     judging: JudgeArgs
     scale: ScaleOutArgs
@@ -190,6 +194,7 @@ class SweepArgs:
 @call_options()
 @judge_mode_options
 @json_mode_option
+@mlflow_option
 @friendly_errors
 def sweep(**params: Any) -> None:
     """Retrieve, answer and judge every question of EVAL_SET for each k, and decide k.
@@ -218,6 +223,9 @@ def sweep(**params: Any) -> None:
     title = f"{loaded.name} k-sweep"
     report = write_sweep_report(result, options.output, title=title)
     click.echo(report.markdown_path.read_text(encoding="utf-8"))
+    log_to_mlflow(
+        options.mlflow, lambda: _tracked(loaded.name, job, run, report.paths), options.output
+    )
     if (reason := result.nothing_judged()) is not None:
         click.echo(f"error: {reason}; the tables are written, but decide nothing", err=True)
         sys.exit(NOTHING_JUDGED)
@@ -277,6 +285,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     )
     if not options.no_cache:
         check_output_folder(settings.cache_dir, what="cache directory")
+    check_mlflow(options.mlflow)
     return settings, job, target, loaded
 
 
@@ -315,3 +324,12 @@ def _run_sweep(
     with progress_step("building the index") as step:
         events = StepEvents(step, on_ray=target is not None, renamed="questions swept")
         return asyncio.run(sweep_job(chosen, session, job, executor=executor, events=events))
+
+
+def _tracked(
+    eval_set: str, job: SweepOptions, run: SweepRun, files: tuple[Path, ...]
+) -> TrackedRun:
+    """The sweep as ``--mlflow`` logs it: parameters, metrics per k, the decision, the files."""
+    from rag_judge.integrations.tracked import sweep_run
+
+    return sweep_run(run.result, files, eval_set=eval_set, options=job)

@@ -73,3 +73,16 @@ def test_the_python_api_page_shows_no_sphinx_roles(built_site: Path) -> None:
 def test_docstring_doctests_show_as_code_on_the_api_page(built_site: Path) -> None:
     page = (built_site / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
     assert re.search(r"<code><span class=\"o\">&gt;&gt;&gt;</span>", page)
+
+
+def test_no_list_item_is_swallowed_by_a_paragraph(built_site: Path) -> None:
+    """Python-Markdown nests a list only at 4 spaces: a 2-space item after a paragraph inside a
+    list item is printed as part of the paragraph, "- " and all, so look for that on every page."""
+    swallowed = [
+        f"{page.relative_to(built_site).parent}: {line.strip()[:60]}"
+        for page in sorted(built_site.rglob("index.html"))
+        for paragraph in re.findall(r"<p>(.*?)</p>", page.read_text(encoding="utf-8"), re.S)
+        for line in paragraph.splitlines()[1:]
+        if re.match(r"\s*[-*] \S", line)
+    ]
+    assert swallowed == []
