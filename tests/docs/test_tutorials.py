@@ -53,6 +53,7 @@ def records(path: Path) -> list[dict[str, Any]]:
         "tutorials/own-documents.md",
         "tutorials/calibrate-judge.md",
         "tutorials/ci-gate.md",
+        "tutorials/track-in-mlflow.md",
     ],
 )
 def test_every_tutorial_has_steps_that_run(page: str) -> None:
@@ -171,3 +172,16 @@ def test_ci_gate(reader: tuple[Path, dict[str, str]]) -> None:
         True,
     )
     assert judged["value"] >= judged["bound"] == 0.8
+
+
+def test_track_in_mlflow(reader: tuple[Path, dict[str, str]]) -> None:
+    mlflow = pytest.importorskip("mlflow", reason="the mlflow extra: rag-judge[mlflow]")
+    work, env = reader
+    [ran] = run_tutorial("tutorials/track-in-mlflow.md", work, env)
+    decision = decided(work / "sweep_out")
+    assert "logged to MLflow at" in ran.stdout + ran.stderr
+    client = mlflow.MlflowClient(f"sqlite:///{work / 'mlflow.db'}")
+    [run] = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    assert run.data.tags["rag_judge.decision"] == decision["decision"]
+    steps = [m.step for m in client.get_metric_history(run.info.run_id, "doc_recall")]
+    assert sorted(steps) == [1, 2, 3, 4, 5]
