@@ -10,6 +10,7 @@ The commands themselves are the page's, character for character (``tutorial_run`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,8 @@ def test_calibrate_judge(reader: tuple[Path, dict[str, str]]) -> None:
     assert profile["judge"]["model"] == "openai-compatible/tutorial"
     assert profile["labels"]["n"] == 40
     assert profile["labels"]["sampling"]["strategy"] == "random"
+    said = ran[2].stdout + ran[2].stderr  # the last score: every call from the cache
+    assert re.search(r"openai-compatible/tutorial: 0 calls made, \d+ answered from the cache", said)
     calibrated = records(work / "calibrated.jsonl")
     assert len(calibrated) == 80
     for row in calibrated:
