@@ -1,9 +1,10 @@
 """MkDocs hook: the table on reference/examples.md, counted from the pages at build time.
 
-Every fenced block of every page is one of four kinds, told apart by its info string and
-content (``kind_of``); the table says, page by page, how many of each there are and so which
-are run by the tests and which are not. ``tests/docs/test_examples.py`` uses the same
-functions, so the page and the tests cannot disagree.
+Every fenced block of every page is one of five kinds, told apart by a step marker before it
+(``steps``) or else by its info string and content (``kind_of``); the table says, page by
+page, how many of each there are and so which are run by the tests and which are not.
+``tests/docs/test_examples.py`` and ``tests/docs/test_tutorials.py`` use the same functions,
+so the page and the tests cannot disagree.
 """
 
 from __future__ import annotations
@@ -14,8 +15,15 @@ from pathlib import Path
 from typing import Any
 
 MARKER = "<!-- examples-table -->"
-KINDS = ("doctest", "command", "output", "other")
+KINDS = ("doctest", "tutorial", "command", "output", "other")
+STEP = "<!-- tutorial: "
+"""How a tutorial's step is marked, on the line before its block (hidden on the page):
+``<!-- tutorial: file NAME -->`` (the block is a file the reader saves as NAME), ``<!-- tutorial:
+run -->`` (shell commands, exit status 0; ``run exit=N`` for another), ``<!-- tutorial: label
+-->`` (``rag-judge label``, whose page the test answers), ``<!-- tutorial: output -->`` (a
+recorded ``$ `` command and what it printed, run and compared verbatim)."""
 FENCE = re.compile(
+    r"(?:^<!-- tutorial: (?P<step>[^\n]*?) -->\n)?"
     r"^(?P<indent> *)(?P<fence>`{3,})(?P<info>[^`\n]*)\n(?P<body>.*?)^(?P=indent)(?P=fence)\s*$",
     re.M | re.S,
 )
@@ -24,6 +32,11 @@ FENCE = re.compile(
 def blocks(text: str) -> list[tuple[str, str]]:
     """The fenced blocks of a page, as (info string, body)."""
     return [(m["info"].strip(), m["body"]) for m in FENCE.finditer(text)]
+
+
+def steps(text: str) -> list[tuple[str, str]]:
+    """A tutorial's marked blocks in page order, as (step, body): what its test runs."""
+    return [(m["step"].strip(), m["body"]) for m in FENCE.finditer(text) if m["step"]]
 
 
 def kind_of(info: str, body: str) -> str:
@@ -41,7 +54,11 @@ def census(docs_dir: Path) -> dict[str, Counter[str]]:
     """Per page (path under docs/), how many blocks of each kind."""
     found: dict[str, Counter[str]] = {}
     for path in sorted(docs_dir.rglob("*.md")):
-        counts = Counter(kind_of(info, body) for info, body in blocks(path.read_text("utf-8")))
+        text = path.read_text("utf-8")
+        counts = Counter(
+            "tutorial" if m["step"] else kind_of(m["info"].strip(), m["body"])
+            for m in FENCE.finditer(text)
+        )
         if counts:
             found[path.relative_to(docs_dir).as_posix()] = counts
     return found
@@ -51,9 +68,9 @@ def table(docs_dir: Path, here: str) -> str:
     """The Markdown table, with links relative to the page at ``here``."""
     depth = here.count("/")
     rows = [
-        "| page | doctests: run | commands: checked, not run | recorded outputs "
-        "| other (config, scripts) |",
-        "|---|---:|---:|---:|---:|",
+        "| page | doctests: run | tutorial steps: run | commands: checked, not run "
+        "| recorded outputs | other (config, scripts) |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     total: Counter[str] = Counter()
     for page, counts in census(docs_dir).items():

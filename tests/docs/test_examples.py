@@ -115,10 +115,19 @@ def test_every_command_is_shown_on_a_page() -> None:
 
 def test_the_examples_page_counts_every_kind(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text(
-        "```python\n>>> 1 + 1\n2\n```\n\n```bash\nrag-judge measures\n```\n\n```\nout\n```\n",
+        "```python\n>>> 1 + 1\n2\n```\n\n```bash\nrag-judge measures\n```\n\n```\nout\n```\n"
+        "\n<!-- tutorial: run -->\n```bash\nrag-judge measures\n```\n",
         encoding="utf-8",
     )
     (tmp_path / "b.md").write_text("no examples\n", encoding="utf-8")
-    assert dict(EXAMPLES.census(tmp_path)["a.md"]) == {"doctest": 1, "command": 1, "output": 1}
+    assert dict(EXAMPLES.census(tmp_path)["a.md"]) == {
+        "doctest": 1,
+        "tutorial": 1,
+        "command": 1,
+        "output": 1,
+    }
+    assert EXAMPLES.steps((tmp_path / "a.md").read_text(encoding="utf-8")) == [
+        ("run", "rag-judge measures\n")
+    ]
     assert "b.md" not in EXAMPLES.census(tmp_path)
-    assert "| [a.md](../a.md) | 1 | 1 | 1 | 0 |" in EXAMPLES.table(tmp_path, "reference/x.md")
+    assert "| [a.md](../a.md) | 1 | 1 | 1 | 1 | 0 |" in EXAMPLES.table(tmp_path, "reference/x.md")
