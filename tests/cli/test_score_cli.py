@@ -445,7 +445,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_partial_rows(
     assert len(kept) == 2  # both judged rows
 
 
-def test_a_ray_client_address_without_the_client_extra_is_one_line(tmp_path: Path) -> None:
+def test_a_ray_client_address_that_does_not_answer_is_one_line(tmp_path: Path) -> None:
     rows = tmp_path / "rows.jsonl"
     rows.write_text('{"id": "1", "question": "Q?", "answer": "A", "reference": "A"}\n')
     args = ["score", str(rows), "-o", str(tmp_path / "out.jsonl"), "--metrics", "exact_match"]

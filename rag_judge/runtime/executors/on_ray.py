@@ -120,7 +120,10 @@ def connected(target: RayTarget) -> Iterator[Any]:
                 ray.init(address=target.address, log_to_driver=False)
         except (ValueError, ConnectionError, RuntimeError, TimeoutError) as error:
             # ray:// without the Ray Client's grpc ("requires pip package ray[client]"), or no
-            # cluster at the address: one line, not Ray's traceback.
+            # cluster at the address: one line, not Ray's traceback. A failed ray:// connect
+            # leaves the process in client mode (with gRPC threads), and every later ray.init
+            # in it would fail: undo what the attempt set up before saying so.
+            ray.shutdown()
             where = "a local Ray cluster" if target.address is None else f"Ray at {target.address}"
             hint = " (pip install 'ray[client]')" if "ray[client]" in str(error) else ""
             raise BackendUnavailable(f"cannot start {where}: {error}{hint}") from None

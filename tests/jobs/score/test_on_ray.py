@@ -253,3 +253,36 @@ def test_score_joins_a_cluster_that_ray_start_runs(
     finally:
         os.killpg(head.pid, signal.SIGKILL)
         head.wait()
+
+
+AFTER_A_FAILED_CONNECT = """
+import ray
+from rag_judge.backends.errors import BackendUnavailable
+from rag_judge.runtime.executors.on_ray import RayTarget, connected
+try:
+    with connected(RayTarget(address="ray://127.0.0.1:1", workers=1)):
+        raise SystemExit("connected to nowhere")
+except BackendUnavailable as error:
+    assert "cannot start Ray at ray://127.0.0.1:1" in str(error), error
+with connected(RayTarget(address=None, workers=1)) as started:
+    print(started.get(started.put(7)))
+"""
+
+
+@pytest.mark.slow
+def test_a_failed_ray_client_connect_leaves_ray_startable_in_the_same_process() -> None:
+    """``ray://`` to nowhere puts Ray in client mode with gRPC threads (qdrant-client brings
+    grpcio along); unless undone, every later ``ray.init`` in that process fails. Run in a
+    process of its own: this test session's cluster is already up."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", AFTER_A_FAILED_CONNECT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "7"
