@@ -10,6 +10,14 @@ cache and the weights already assembled, one after the other on this machine, ov
 Usage::
 
     .venv/bin/python benchmarks/demo_before_after.py --before 1daa9f6 --limit 3
+
+With ``--same-command`` *before* runs today's command at the earlier commit (a change of the
+code alone, not of the demo's arguments); ``--name`` writes ``demo_before_after_<name>.*`` and
+says what changed; ``--keep DIR`` keeps *after*'s output folder (for
+``dry_run_accuracy.py demo``)::
+
+    .venv/bin/python benchmarks/demo_before_after.py --before df913b5 --same-command --limit 20 \
+        --name reasons --what "reasons after the sweep, for the shown rows" --keep sweep_after
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,17 +74,24 @@ def run(label: str, source: Path, arguments: list[str], limit: int, work: Path) 
     }
 
 
+ISSUE_26 = (
+    "whole CMRC paragraphs, generator prompt v1, answers then judges, the default judges. "
+    "After: this commit, `cmrc2018_zh_chunked`, generator prompt v2 (the judges' prefix), "
+    "each answer judged on the passages just read, the demo's judges."
+)
+"""What changed in the first comparison (issue 26)."""
+
+
 def markdown(found: dict[str, Any]) -> str:
     before, after = found["before"], found["after"]
+    what = found.get("what") or ISSUE_26
     lines = [
-        "# `make demo`'s job before and after issue 26, same questions",
+        f"# `make demo`'s job before and after, same questions: {found.get('name') or 'issue 26'}",
         "",
         "Written by `benchmarks/demo_before_after.py`; fresh response cache per run, weights "
         f"already assembled, one process each, back to back on {found['machine']['cpu_model']} "
         f"({found['machine']['logical_cores']} cores). Before: commit `{found['before_commit']}`, "
-        "whole CMRC paragraphs, generator prompt v1, answers then judges, the default judges. "
-        "After: this commit, `cmrc2018_zh_chunked`, generator prompt v2 (the judges' prefix), "
-        "each answer judged on the passages just read, the demo's judges.",
+        f"{what}",
         "",
         "| run | questions | wall s | s per question | calls | prompt tok | completion tok |",
         "|---|--:|--:|--:|--:|--:|--:|",
@@ -96,8 +112,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--before", required=True, help="the commit of the earlier demo")
     parser.add_argument("--limit", type=int, default=3)
+    parser.add_argument("--same-command", action="store_true", help="before runs today's command")
+    parser.add_argument("--name", default="", help="suffix of the result files")
+    parser.add_argument("--what", default="", help="what changed, for the page")
+    parser.add_argument("--keep", type=Path, help="copy after's output folder here")
     args = parser.parse_args()
     found: dict[str, Any] = {"machine": machine_info(), "before_commit": args.before}
+    found |= {"name": args.name, "what": args.what}
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(temporary)
         old = work / "before_source"
@@ -108,13 +129,17 @@ def main() -> None:
             capture_output=True,
         )
         try:
-            found["before"] = run("before", old, BEFORE, args.limit, work)
+            before = AFTER if args.same_command else BEFORE
+            found["before"] = run("before", old, before, args.limit, work)
             found["after"] = run("after", ROOT, AFTER, args.limit, work)
+            if args.keep is not None:
+                shutil.copytree(work / "after_out", args.keep, dirs_exist_ok=True)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "demo_before_after.json").write_text(json.dumps(found, indent=2) + "\n")
-    (RESULTS / "demo_before_after.md").write_text(markdown(found))
+    stem = "demo_before_after" + (f"_{args.name}" if args.name else "")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(found, indent=2) + "\n")
+    (RESULTS / f"{stem}.md").write_text(markdown(found))
     print(markdown(found))
 
 

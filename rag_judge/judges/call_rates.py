@@ -52,4 +52,5 @@ PASSAGE_CHECK: CallRates = {
 }
 """The reference's claims or the question checked against each passage (context judges)."""
 REASON = CallRate(0.25, True, 40, 60, 20)
-"""``score`` path with reasons: a reason decoded per answer with an unsupported claim."""
+"""``score`` path with reasons: a reason decoded for an answer with an unsupported claim (a
+sweep writes them for the rows its report shows; ``calls`` is the share of answers with one)."""

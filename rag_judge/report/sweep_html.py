@@ -18,6 +18,7 @@ import pandas as pd
 from rag_judge.core.types import ClaimVerdict
 from rag_judge.jobs.sweep.columns import COST_COLUMNS
 from rag_judge.jobs.sweep.decision import Decision
+from rag_judge.jobs.sweep.explain import SHOWN_WORST, worst_rows
 from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.judges import JUDGES
@@ -139,13 +140,8 @@ def summary_grid(
 
 def worst_cases(result: SweepResult, metric: str, count: int) -> tuple[Case, ...]:
     """The ``count`` scored rows with the lowest value (highest when lower is better)."""
-    frame = result.per_question
-    scored = frame[frame[metric].notna()]
-    ascending = JUDGES[metric].higher_is_better if metric in JUDGES else True
-    ordered = scored.sort_values(
-        [metric, "question_id", "k"], ascending=[ascending, True, True], kind="stable"
-    )
-    return tuple(_case(result, metric, row) for row in ordered.head(count).to_dict("records"))
+    rows = worst_rows(result.per_question, metric, count)
+    return tuple(_case(result, metric, row) for row in rows.to_dict("records"))
 
 
 def _case(result: SweepResult, metric: str, row: Mapping[Any, Any]) -> Case:
@@ -246,7 +242,7 @@ def render_sweep_html(
     decision: Decision,
     png: bytes,
     title: str = "",
-    worst: int = 5,
+    worst: int = SHOWN_WORST,
     retrieval: Sequence[str] = (),
     judges: Sequence[str] = (),
     files: Sequence[str] = (),

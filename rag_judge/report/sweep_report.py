@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from rag_judge.core.errors import InputError
+from rag_judge.jobs.sweep.explain import SHOWN_WORST
 from rag_judge.jobs.sweep.objective import Decision, Objective, decide
 from rag_judge.jobs.sweep.outcomes import objective_table, row_outcomes
 from rag_judge.jobs.sweep.result import SweepResult
@@ -272,7 +273,7 @@ def write_sweep_report(
     objective: str | None = None,
     decision: Decision | None = None,
     title: str = "",
-    worst: int = 5,
+    worst: int = SHOWN_WORST,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> SweepReport:
@@ -285,7 +286,8 @@ def write_sweep_report(
             with a stated fallback when the eval set cannot give it.
         decision: A decision to render instead of the result's.
         title: The heading of the page and summary (the eval set, the retriever ...).
-        worst: Lowest-valued (question, k) rows shown per judge in the HTML page.
+        worst: Lowest-valued (question, k) rows shown per judge in the HTML page (an
+            in-process sweep wrote reasons for :data:`~rag_judge.jobs.sweep.explain.SHOWN_WORST`).
         n_resamples: Bootstrap resamples of the CIs (and of a decision made here).
         seed: Their seed.
 

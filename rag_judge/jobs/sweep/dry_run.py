@@ -11,8 +11,10 @@ are counted by following the sweep's call order (each k's prompt re-reads only w
 shared prefix with the one before). Time, for the embedded model, is read tokens over this
 machine's prefill rate plus written tokens over its decode rate, both measured now in a few
 seconds (:func:`~rag_judge.backends.local.speed.measure_speed`); cost, for a priced API model,
-is the tokens at its price. ``--until-decided`` gets a range: its best case settles at the
-first look, its worst uses every question at every k.
+is the tokens at its price. Reasons for unsupported claims are written after the sweep, for
+the rows the report shows (:mod:`~rag_judge.jobs.sweep.explain`): one call per shown row and
+judge that gives them, re-reading that row's passages. ``--until-decided`` gets a range: its
+best case settles at the first look, its worst uses every question at every k.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from rag_judge.backends.local.local_llama import LocalLlama
 from rag_judge.backends.local.speed import count_tokens, measure_speed
 from rag_judge.backends.registry import provider_of
 from rag_judge.data.eval_sets import EvalSet
+from rag_judge.jobs.sweep.explain import SHOWN_WORST
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.judges import JUDGES
 from rag_judge.judges.call_rates import CallRate
@@ -128,7 +131,7 @@ def plan_cost(
     language = loaded.language if loaded.language in prompt_languages() else "en"
     template = load_prompt(GENERATE_PROMPT, language)
     ks = options.ks
-    calls = prompt = completion = read = 0.0
+    calls = prompt = completion = read = generator_tokens = 0.0
     for query in loaded.queries:
         previous: list[str] = []
         for k in ks:
@@ -154,13 +157,7 @@ def plan_cost(
                 prompt += n * ((tokens if cost.resend else 0) + cost.prompt)
                 completion += n * cost.completion
                 read += n * cost.read
-            for name in options.metrics:
-                reason = JUDGES[name].reason_rate
-                if mode == "score" and options.judge.reasons and reason is not None:
-                    calls += reason.calls
-                    prompt += reason.calls * (tokens + reason.prompt)
-                    completion += reason.calls * reason.completion
-                    read += reason.calls * reason.read
+            generator_tokens += tokens
         for name in options.metrics:
             cost = _cost_of(name, mode)
             if cost is not None and JUDGES[name].scope == "per_question":
@@ -168,6 +165,16 @@ def plan_cost(
                 prompt += cost.calls * (tokens + cost.prompt)
                 completion += cost.calls * cost.completion
                 read += cost.calls * cost.read
+    answers = len(loaded.queries) * len(ks)
+    for name in options.metrics:  # reasons: written afterwards for the rows the report shows
+        reason = JUDGES[name].reason_rate
+        if mode == "score" and options.judge.reasons and reason is not None and answers:
+            shown = min(SHOWN_WORST, answers)
+            whole = generator_tokens / answers + reason.prompt  # its passages no longer cached
+            calls += shown
+            prompt += shown * whole
+            completion += shown * reason.completion
+            read += shown * whole
     minutes = None
     if speed is not None:
         minutes = (read / speed.prefill + completion / speed.decode) / 60
@@ -175,7 +182,7 @@ def plan_cost(
     return CostPlan(
         questions=len(loaded.queries),
         ks=tuple(ks),
-        answers=len(loaded.queries) * len(ks),
+        answers=answers,
         calls=round(calls),
         prompt_tokens=round(prompt),
         completion_tokens=round(completion),

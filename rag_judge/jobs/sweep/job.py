@@ -20,6 +20,7 @@ from rag_judge.calibration.profile import CalibrationProfile
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.calibrate.fit_profile import apply_profile_to_sweep, profile_for_run
+from rag_judge.jobs.sweep.explain import explain_shown
 from rag_judge.jobs.sweep.in_process import sweep_in_process
 from rag_judge.jobs.sweep.objective import decide
 from rag_judge.jobs.sweep.options import SweepOptions
@@ -61,18 +62,28 @@ async def sweep_job(
             call), or what the eval set, the RAG or the index refuse.
     """
     profile = _profile(options, session)
+    in_process = not isinstance(executor, OnRay | Batch)
+    if options.until_decided and not in_process:
+        raise InputError(
+            "a sweep until decided runs in this process (no --executor ray or --batch): "
+            "each batch waits for the look before it",
+            field="until_decided",
+        )
+    if not in_process:
+        run = await _sweep(eval_set, session, options, executor, events)
+        return replace(run, result=finish(run.result, options, profile))
+    # In process, reasons are written afterwards for the rows the report shows (explain.py).
+    loaded = _loaded(eval_set, options)
+    unreasoned = replace(options, judge=replace(options.judge, reasons=False))
     if options.until_decided:
-        if executor is not IN_PROCESS:
-            raise InputError(
-                "a sweep until decided runs in this process (no --executor ray or --batch): "
-                "each batch waits for the look before it",
-                field="until_decided",
-            )
-        loaded = _loaded(eval_set, options)
-        result, record = await sweep_until_decided(loaded, session, options, events)
-        return SweepRun(finish(result, options, profile, record))
-    run = await _sweep(eval_set, session, options, executor, events)
-    return replace(run, result=finish(run.result, options, profile))
+        swept, record = await sweep_until_decided(loaded, session, unreasoned, events)
+        result = finish(swept, options, profile, record)
+    else:
+        swept = await sweep_in_process(loaded, session, unreasoned, events)
+        result = finish(swept, options, profile)
+    if options.judge.reasons:
+        result = await explain_shown(result, loaded.queries, session.client, options.judge)
+    return SweepRun(result)
 
 
 def finish(
@@ -121,14 +132,14 @@ async def _sweep(
     executor: Executor,
     events: Events,
 ) -> SweepRun:
-    """The sweep itself, undecided: over Ray, in batched stages, or in this process."""
+    """The sweep itself, undecided: over Ray or in batched stages."""
     if isinstance(executor, OnRay):
         from rag_judge.jobs.sweep.on_ray import sweep_on_ray
 
         return SweepRun(sweep_on_ray(eval_set, session, options, executor.target, events))
     loaded = _loaded(eval_set, options)
     if not isinstance(executor, Batch):
-        return SweepRun(await sweep_in_process(loaded, session, options, events))
+        raise TypeError(f"unknown executor {executor!r}")
     judge, generator = session.client, session.generator
 
     async def job(clients: tuple[ModelClient, ...]) -> SweepResult:

@@ -120,4 +120,5 @@ def joined(shares: Sequence[SweepResult], tallies: Sequence[dict[str, Any]]) -> 
         judgements=union("judgements"),
         questions=union("questions"),
         retrieved=union("retrieved"),
+        passages=union("passages"),
     )

@@ -58,6 +58,8 @@ class SweepResult:
     """The question text per question id."""
     retrieved: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     """The top-K chunk ids per question id, best first (the top k are the first k)."""
+    passages: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    """The top-K passage texts per question id, best first (what the answers were made from)."""
     objective: str = DEFAULT_OBJECTIVE
     """What the best k maximises, as asked for (checked before the sweep ran)."""
     judge_mode: str = ""

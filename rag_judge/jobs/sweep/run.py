@@ -132,6 +132,7 @@ async def run_sweep(
         },
         questions={q.id: q.question for q in queries},
         retrieved={qid: tuple(ids) for qid, ids in got.ids.items()},
+        passages={q.id: tuple(got.texts[q.id]) for q in queries},
         objective=options.objective or DEFAULT_OBJECTIVE,
         judge_mode=chosen_mode.mode,
         judge_mode_note=chosen_mode.note,

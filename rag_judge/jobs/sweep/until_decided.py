@@ -165,6 +165,7 @@ def merge_results(parts: Sequence[SweepResult], ks: Sequence[int]) -> SweepResul
         judgements={k: v for p in parts for k, v in p.judgements.items()},
         questions={k: v for p in parts for k, v in p.questions.items()},
         retrieved={k: v for p in parts for k, v in p.retrieved.items()},
+        passages={k: v for p in parts for k, v in p.passages.items()},
     )
 
 

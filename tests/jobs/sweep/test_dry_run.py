@@ -12,6 +12,9 @@ from sweep_toy import TOY
 from rag_judge.cli import main
 from rag_judge.jobs.sweep import SweepOptions
 from rag_judge.jobs.sweep.dry_run import Speed, approximate_tokens, plan_cost
+from rag_judge.jobs.sweep.explain import SHOWN_WORST
+from rag_judge.judges import JudgeOptions
+from rag_judge.judges.call_rates import REASON
 
 CONTEXTS = {
     "q1": ["Germany is a country.", "Paris is the capital of France.", "France has rivers."],
@@ -27,8 +30,19 @@ def test_the_plan_counts_every_answer_and_reads_each_passage_once_per_question()
     options = SweepOptions(ks=(1, 2, 3), metrics=("faithfulness", "exact_match"))
     plan = plan_cost(TOY, CONTEXTS, options, mode="score", count=words, speed=Speed(100, 10))
     assert (plan.questions, plan.answers) == (2, 6)
-    # a generation per answer, faithfulness 1.1 probes, 0.25 reasons; exact match is free
-    assert plan.calls == round(6 * (1 + 1.1 + 0.25))
+    # a generation per answer, faithfulness 1.1 probes; exact match is free; then a reason
+    # for each row the report shows (SHOWN_WORST of them), written after the sweep
+    assert plan.calls == round(6 * (1 + 1.1) + SHOWN_WORST)
+    without = plan_cost(
+        TOY, CONTEXTS, SweepOptions(ks=(1, 2, 3), metrics=("faithfulness",),
+                                    judge=JudgeOptions(reasons=False)),
+        mode="score", count=words, speed=Speed(100, 10),
+    )  # fmt: skip
+    assert plan.calls - without.calls == SHOWN_WORST
+    assert plan.read_tokens is not None
+    assert without.read_tokens is not None
+    # each re-reads its row's passages: more than the shorter prompts' suffixes
+    assert plan.read_tokens - without.read_tokens > SHOWN_WORST * REASON.prompt
     # the generator re-reads only what follows the shared prefix: read < sent
     assert plan.read_tokens is not None
     assert plan.read_tokens < plan.prompt_tokens

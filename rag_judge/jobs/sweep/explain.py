@@ -1,0 +1,130 @@
+"""Reasons for the rows a sweep's report shows, written after the sweep instead of for every row.
+
+On the scoring path a reason (why a claim is unsupported) is decoded text: a call of 1-2 s per
+claim on two cores that changes no score. A sweep's reasons are read in one place, report.html's
+lowest-valued rows per judge (:data:`SHOWN_WORST`, chosen by :func:`worst_rows`), so an
+in-process sweep judges every row without them and, once calibrated and decided, judges those
+rows again with reasons on (:func:`explain_shown`): the same prompts as before, so with the
+response cache every support and contradiction check is a cache hit, and only the reasons are
+new calls. ``rag-judge score`` still writes a reason for every claim (its score file carries
+them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import pandas as pd
+
+from rag_judge.backends.wrapper.client import ModelClient
+from rag_judge.core.language import detect_language
+from rag_judge.core.types import ClaimVerdict, JudgeResult, RagSample
+from rag_judge.data.eval_sets import EvalQuery
+from rag_judge.jobs.sweep.result import SweepResult
+from rag_judge.judges import JUDGES, JudgeOptions, SampleWork
+
+SHOWN_WORST = 5
+"""Lowest-valued (question, k) rows per judge that the report shows, with claims and reasons."""
+
+
+def worst_rows(frame: pd.DataFrame, metric: str, count: int) -> pd.DataFrame:
+    """The ``count`` scored rows of ``metric`` with the lowest value (highest when lower is
+    better), ties by question id and k: the rows the report shows."""
+    scored = frame[frame[metric].notna()]
+    ascending = JUDGES[metric].higher_is_better if metric in JUDGES else True
+    ordered = scored.sort_values(
+        [metric, "question_id", "k"], ascending=[ascending, True, True], kind="stable"
+    )
+    return ordered.head(count)
+
+
+def unexplained(judged: JudgeResult | None) -> bool:
+    """The judge found a claim unsupported and gave no reason for it."""
+    return judged is not None and any(
+        c.verdict in ("contradicted", "not_mentioned") and not c.reason for c in judged.claims
+    )
+
+
+async def explain_shown(
+    result: SweepResult,
+    queries: Sequence[EvalQuery],
+    client: ModelClient,
+    options: JudgeOptions,
+    *,
+    count: int = SHOWN_WORST,
+) -> SweepResult:
+    """``result`` with reasons for the unsupported claims of the rows the report shows.
+
+    Args:
+        result: The decided sweep, judged without reasons.
+        queries: The swept questions (their references, for judges that read them).
+        client: The judge's client (its cache makes the repeated checks free).
+        options: The judges' options of the sweep (``reasons`` is turned on here).
+        count: Rows per judge, as the report shows.
+    """
+    if result.judge_mode != "score":
+        return result
+    by_id = {q.id: q for q in queries}
+    knobs = dataclasses.replace(options, mode="score", reasons=True)
+    judgements = {key: dict(judged) for key, judged in result.judgements.items()}
+    for metric in result.metrics:
+        judge = JUDGES.get(metric)
+        if judge is None or not judge.uses_model:
+            continue
+        for row in worst_rows(result.per_question, metric, count).to_dict("records"):
+            qid, k = str(row["question_id"]), int(row["k"])
+            judged = judgements.get((qid, k), {}).get(metric)
+            if not unexplained(judged) or qid not in by_id or qid not in result.passages:
+                continue
+            assert judged is not None
+            once = judge.scope == "per_question"
+            passages = result.passages[qid]
+            top = list(passages) if once else list(passages[:k])
+            answer = None if once else _answer(row.get("answer"))
+            work = _work(by_id[qid], top, answer, client, knobs)
+            again = await judge(work)
+            explained = _with_reasons(judged, again)
+            for key in [(qid, kk) for kk in result.ks] if once else [(qid, k)]:
+                if key in judgements and metric in judgements[key]:
+                    judgements[key][metric] = explained
+    return dataclasses.replace(result, judgements=judgements)
+
+
+def _answer(value: object) -> str | None:
+    """The row's answer, None when it has none (a failed generation)."""
+    return value if isinstance(value, str) else None
+
+
+def _work(
+    query: EvalQuery,
+    contexts: list[str],
+    answer: str | None,
+    client: ModelClient,
+    options: JudgeOptions,
+) -> SampleWork:
+    """The row's judging work, built as the sweep built it."""
+    language = detect_language(query.question)
+    sample = RagSample(
+        id=query.id,
+        question=query.question,
+        contexts=tuple(contexts),
+        answer=answer,
+        reference=query.answers[0] if query.answers else None,
+        references=tuple(query.answers[1:]),
+        language=language,
+    )
+    return SampleWork(sample, language=language, client=client, embedder=None, options=options)
+
+
+def _with_reasons(judged: JudgeResult, again: JudgeResult) -> JudgeResult:
+    """``judged`` with the reasons ``again`` gave its unsupported claims (matched by position
+    and text; its values, verdicts and cost stay those of the sweep)."""
+    if len(again.claims) != len(judged.claims):
+        return judged
+    claims: list[ClaimVerdict] = []
+    for mine, theirs in zip(judged.claims, again.claims, strict=True):
+        if mine.claim == theirs.claim and not mine.reason and theirs.reason:
+            mine = mine.model_copy(update={"reason": theirs.reason})
+        claims.append(mine)
+    return judged.model_copy(update={"claims": tuple(claims)})
