@@ -12,9 +12,10 @@ Usage::
     .venv/bin/python benchmarks/demo_before_after.py --before 1daa9f6 --limit 3
 
 With ``--same-command`` *before* runs today's command at the earlier commit (a change of the
-code alone, not of the demo's arguments); ``--name`` writes ``demo_before_after_<name>.*`` and
-says what changed; ``--keep DIR`` keeps *after*'s output folder (for
-``dry_run_accuracy.py demo``)::
+code alone, not of the demo's arguments; ``--before HEAD`` with ``--after-extra "--generator
+local/qwen2.5-coder-0.5b"`` compares a choice of the demo's instead); ``--name`` writes
+``demo_before_after_<name>.*`` and says what changed; ``--keep DIR`` keeps *after*'s output
+folder (for ``dry_run_accuracy.py demo``)::
 
     .venv/bin/python benchmarks/demo_before_after.py --before df913b5 --same-command --limit 20 \
         --name reasons --what "reasons after the sweep, for the shown rows" --keep sweep_after
@@ -116,6 +117,9 @@ def main() -> None:
     parser.add_argument("--name", default="", help="suffix of the result files")
     parser.add_argument("--what", default="", help="what changed, for the page")
     parser.add_argument("--keep", type=Path, help="copy after's output folder here")
+    parser.add_argument(
+        "--after-extra", default="", help="arguments added to after's command (a model choice)"
+    )
     args = parser.parse_args()
     found: dict[str, Any] = {"machine": machine_info(), "before_commit": args.before}
     found |= {"name": args.name, "what": args.what}
@@ -131,7 +135,7 @@ def main() -> None:
         try:
             before = AFTER if args.same_command else BEFORE
             found["before"] = run("before", old, before, args.limit, work)
-            found["after"] = run("after", ROOT, AFTER, args.limit, work)
+            found["after"] = run("after", ROOT, AFTER + args.after_extra.split(), args.limit, work)
             if args.keep is not None:
                 shutil.copytree(work / "after_out", args.keep, dirs_exist_ok=True)
         finally:

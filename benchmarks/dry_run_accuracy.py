@@ -207,7 +207,8 @@ def render(payload: dict[str, Any]) -> str:
         "",
         "Written by `benchmarks/dry_run_accuracy.py`: the plan, against the same sweep run with "
         "a fresh response cache (`local`: back to back in one process; `demo`: a finished "
-        "`make demo` from a fresh clone, planned right after it on the same machine).",
+        "demo job (`make demo`, or the after run `demo_before_after.py --keep` kept), planned "
+        "right after it on the same machine).",
         "",
     ]
     for run in payload["runs"].values():

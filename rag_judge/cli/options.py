@@ -98,7 +98,8 @@ def judge_mode_options(command: F) -> F:
                 "--no-reasons",
                 is_flag=True,
                 help="Score mode: skip the one-line reason written for each claim that ends "
-                "unsupported (the only text the scoring path writes).",
+                "unsupported (the only text the scoring path writes; a sweep writes them after "
+                "it, for the rows its report shows).",
             ),
         ],
     )

@@ -95,6 +95,9 @@ class StepEvents(Events):
     def counts(self, counts: RowCounts) -> None:
         self.step.show_counts(counts)
 
+    def advanced(self, step: str, done: int, total: int | None) -> None:
+        self.step.note(f"{step}: {done}" + ("" if total is None else f" of {total}"))
+
     def polled(self, stage: Stage | None, state: BatchState) -> None:
         counts = state.counts
         text = f"batch {state.id} {state.status}"

@@ -23,9 +23,12 @@ from rag_judge.core.types import ClaimVerdict, JudgeResult, RagSample
 from rag_judge.data.eval_sets import EvalQuery
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.judges import JUDGES, JudgeOptions, SampleWork
+from rag_judge.runtime.events import QUIET, Events
 
 SHOWN_WORST = 5
 """Lowest-valued (question, k) rows per judge that the report shows, with claims and reasons."""
+STEP = "reasons for the report's rows"
+"""The step :func:`explain_shown` reports progress under."""
 
 
 def worst_rows(frame: pd.DataFrame, metric: str, count: int) -> pd.DataFrame:
@@ -53,6 +56,7 @@ async def explain_shown(
     options: JudgeOptions,
     *,
     count: int = SHOWN_WORST,
+    events: Events = QUIET,
 ) -> SweepResult:
     """``result`` with reasons for the unsupported claims of the rows the report shows.
 
@@ -62,32 +66,35 @@ async def explain_shown(
         client: The judge's client (its cache makes the repeated checks free).
         options: The judges' options of the sweep (``reasons`` is turned on here).
         count: Rows per judge, as the report shows.
+        events: Hears :data:`STEP` advance, row by row.
     """
     if result.judge_mode != "score":
         return result
     by_id = {q.id: q for q in queries}
     knobs = dataclasses.replace(options, mode="score", reasons=True)
     judgements = {key: dict(judged) for key, judged in result.judgements.items()}
-    for metric in result.metrics:
-        judge = JUDGES.get(metric)
-        if judge is None or not judge.uses_model:
-            continue
-        for row in worst_rows(result.per_question, metric, count).to_dict("records"):
-            qid, k = str(row["question_id"]), int(row["k"])
-            judged = judgements.get((qid, k), {}).get(metric)
-            if not unexplained(judged) or qid not in by_id or qid not in result.passages:
-                continue
-            assert judged is not None
-            once = judge.scope == "per_question"
-            passages = result.passages[qid]
-            top = list(passages) if once else list(passages[:k])
-            answer = None if once else _answer(row.get("answer"))
-            work = _work(by_id[qid], top, answer, client, knobs)
-            again = await judge(work)
-            explained = _with_reasons(judged, again)
-            for key in [(qid, kk) for kk in result.ks] if once else [(qid, k)]:
-                if key in judgements and metric in judgements[key]:
-                    judgements[key][metric] = explained
+    todo = [
+        (metric, str(row["question_id"]), int(row["k"]), row.get("answer"))
+        for metric in result.metrics
+        if (judge := JUDGES.get(metric)) is not None and judge.uses_model
+        for row in worst_rows(result.per_question, metric, count).to_dict("records")
+        if unexplained(judgements.get((str(row["question_id"]), int(row["k"])), {}).get(metric))
+        and str(row["question_id"]) in by_id
+        and str(row["question_id"]) in result.passages
+    ]
+    for done, (metric, qid, k, answer) in enumerate(todo):
+        events.advanced(STEP, done, len(todo))
+        judge = JUDGES[metric]
+        once = judge.scope == "per_question"
+        passages = result.passages[qid]
+        top = list(passages) if once else list(passages[:k])
+        work = _work(by_id[qid], top, None if once else _answer(answer), client, knobs)
+        explained = _with_reasons(judgements[(qid, k)][metric], await judge(work))
+        for key in [(qid, kk) for kk in result.ks] if once else [(qid, k)]:
+            if key in judgements and metric in judgements[key]:
+                judgements[key][metric] = explained
+    if todo:
+        events.advanced(STEP, len(todo), len(todo))
     return dataclasses.replace(result, judgements=judgements)
 
 
@@ -119,7 +126,8 @@ def _work(
 
 def _with_reasons(judged: JudgeResult, again: JudgeResult) -> JudgeResult:
     """``judged`` with the reasons ``again`` gave its unsupported claims (matched by position
-    and text; its values, verdicts and cost stay those of the sweep)."""
+    and text) and the prompts that wrote them; its values, verdicts and cost stay the sweep's
+    (the reasons' calls are in the ledger)."""
     if len(again.claims) != len(judged.claims):
         return judged
     claims: list[ClaimVerdict] = []
@@ -127,4 +135,5 @@ def _with_reasons(judged: JudgeResult, again: JudgeResult) -> JudgeResult:
         if mine.claim == theirs.claim and not mine.reason and theirs.reason:
             mine = mine.model_copy(update={"reason": theirs.reason})
         claims.append(mine)
-    return judged.model_copy(update={"claims": tuple(claims)})
+    prompts = tuple(dict.fromkeys((*judged.prompts, *again.prompts)))
+    return judged.model_copy(update={"claims": tuple(claims), "prompts": prompts})

@@ -82,7 +82,9 @@ async def sweep_job(
         swept = await sweep_in_process(loaded, session, unreasoned, events)
         result = finish(swept, options, profile)
     if options.judge.reasons:
-        result = await explain_shown(result, loaded.queries, session.client, options.judge)
+        result = await explain_shown(
+            result, loaded.queries, session.client, options.judge, events=events
+        )
     return SweepRun(result)
 
 

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from rag_judge.backends.providers.scripted import ScriptedBackend, register
 from rag_judge.backends.types import ChatRequest
-from rag_judge.jobs.sweep import SweepResult, run_job
-from rag_judge.jobs.sweep.explain import SHOWN_WORST, worst_rows
+from rag_judge.jobs.sweep import SweepOptions, SweepResult, run_job
+from rag_judge.jobs.sweep.explain import SHOWN_WORST, STEP, worst_rows
+from rag_judge.jobs.sweep.job import sweep_job
 from rag_judge.report.sweep_html import worst_cases
+from rag_judge.runtime.events import Events
+from rag_judge.runtime.session import open_session
+from rag_judge.runtime.settings import load_settings
 
 REASON = "没有段落提到火星。"
 
@@ -27,7 +33,7 @@ def respond(request: ChatRequest) -> str | float:
     raise AssertionError(f"unexpected prompt {prompt}")
 
 
-def sweep(tmp_path: Path, **options: object) -> tuple[SweepResult, list[str]]:
+def sweep(tmp_path: Path, **options: Any) -> tuple[SweepResult, list[str]]:
     backend = ScriptedBackend(respond=respond, name="scripted/explain")
     result = run_job(
         "cmrc2018_zh_chunked",
@@ -56,6 +62,8 @@ def test_reasons_are_written_after_the_sweep_for_the_shown_rows_only(tmp_path: P
         (claim,) = judged["faithfulness"].claims
         assert claim.verdict == "not_mentioned"
         assert claim.reason == (REASON if (qid, k) in shown else "")
+        reasoned = any(p.startswith("claims/reason") for p in judged["faithfulness"].prompts)
+        assert reasoned == ((qid, k) in shown)
     # One reason per shown row, all after the last answer; the support and contradiction
     # checks of those rows were asked once, in the sweep: the second time came from the cache.
     assert prompts.count("claims/reason") == SHOWN_WORST
@@ -97,3 +105,20 @@ def test_worst_rows_are_the_lowest_scored_values_ties_by_question_and_k() -> Non
         ("b", 1),
         ("d", 1),
     ]
+
+
+class Steps(Events):
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int, int | None]] = []
+
+    def advanced(self, step: str, done: int, total: int | None) -> None:
+        self.seen.append((step, done, total))
+
+
+def test_writing_the_reasons_shows_progress(tmp_path: Path) -> None:
+    model = register(ScriptedBackend(respond=respond, name="scripted/explain"))
+    session = open_session(load_settings({"model": model}), cache=tmp_path / "r.sqlite")
+    options = SweepOptions.build(limit=2, ks=[1, 2, 3], metrics=["faithfulness"], mode="score")
+    steps = Steps()
+    asyncio.run(sweep_job("cmrc2018_zh_chunked", session, options, events=steps))
+    assert steps.seen == [(STEP, n, SHOWN_WORST) for n in range(SHOWN_WORST + 1)]
