@@ -72,6 +72,11 @@ def run(label: str, source: Path, arguments: list[str], limit: int, work: Path) 
         "calls": int(frame["calls"].sum()),
         "prompt_tokens": int(frame["prompt_tokens"].sum()),
         "completion_tokens": int(frame["completion_tokens"].sum()),
+        **{  # the answers' quality against CMRC's references, over every (question, k)
+            measure: round(float(frame[measure].astype(float).mean()), 3)
+            for measure in ("exact_match", "answer_f1")
+            if measure in frame.columns
+        },
     }
 
 
@@ -94,14 +99,16 @@ def markdown(found: dict[str, Any]) -> str:
         f"({found['machine']['logical_cores']} cores). Before: commit `{found['before_commit']}`, "
         f"{what}",
         "",
-        "| run | questions | wall s | s per question | calls | prompt tok | completion tok |",
-        "|---|--:|--:|--:|--:|--:|--:|",
+        "| run | questions | wall s | s per question | calls | prompt tok | completion tok "
+        "| exact match | F1 |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for row in (before, after):
         lines.append(
             f"| {row['label']}: `sweep {' '.join(row['arguments'])}` | {row['questions']} "
             f"| {row['wall_s']} | {row['per_question_s']} | {row['calls']} "
-            f"| {row['prompt_tokens']:,} | {row['completion_tokens']:,} |"
+            f"| {row['prompt_tokens']:,} | {row['completion_tokens']:,} "
+            f"| {row.get('exact_match', '')} | {row.get('answer_f1', '')} |"
         )
     speedup = before["per_question_s"] / after["per_question_s"]
     lines += ["", f"Speed-up per question: **{speedup:.2f}x**.", ""]
@@ -121,7 +128,11 @@ def main() -> None:
         "--after-extra", default="", help="arguments added to after's command (a model choice)"
     )
     args = parser.parse_args()
-    found: dict[str, Any] = {"machine": machine_info(), "before_commit": args.before}
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True,
+        text=True,
+    ).stdout.strip()  # fmt: skip
+    found: dict[str, Any] = {"machine": machine_info(), "before_commit": commit}
     found |= {"name": args.name, "what": args.what}
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(temporary)
