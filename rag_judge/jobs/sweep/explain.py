@@ -19,8 +19,9 @@ import pandas as pd
 
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.language import detect_language
-from rag_judge.core.types import ClaimVerdict, JudgeResult, RagSample
+from rag_judge.core.types import ClaimVerdict, JudgeResult
 from rag_judge.data.eval_sets import EvalQuery
+from rag_judge.jobs.sweep.judging import sample_of
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.judges import JUDGES, JudgeOptions, SampleWork
 from rag_judge.runtime.events import QUIET, Events
@@ -112,15 +113,7 @@ def _work(
 ) -> SampleWork:
     """The row's judging work, built as the sweep built it."""
     language = detect_language(query.question)
-    sample = RagSample(
-        id=query.id,
-        question=query.question,
-        contexts=tuple(contexts),
-        answer=answer,
-        reference=query.answers[0] if query.answers else None,
-        references=tuple(query.answers[1:]),
-        language=language,
-    )
+    sample = sample_of(query, contexts, answer, language)
     return SampleWork(sample, language=language, client=client, embedder=None, options=options)
 
 

@@ -115,15 +115,7 @@ class QuestionRunner:
         top: SampleWork | None = None,
     ) -> SampleWork:
         """The judging work of one sample; with ``top``, sharing its reference claims."""
-        sample = RagSample(
-            id=query.id,
-            question=query.question,
-            contexts=tuple(contexts),
-            answer=answer,
-            reference=query.answers[0] if query.answers else None,
-            references=tuple(query.answers[1:]),
-            language=language,
-        )
+        sample = sample_of(query, contexts, answer, language)
         embedder = self.embedder
         chooser = None if embedder is None else (lambda _language: embedder)
         if top is None:
@@ -142,6 +134,21 @@ class QuestionRunner:
             embedder=chooser,
             options=self.options,
         )
+
+
+def sample_of(
+    query: EvalQuery, contexts: list[str], answer: str | None, language: str
+) -> RagSample:
+    """One (question, k) of a sweep as a row to judge: its top k, its answer, its references."""
+    return RagSample(
+        id=query.id,
+        question=query.question,
+        contexts=tuple(contexts),
+        answer=answer,
+        reference=query.answers[0] if query.answers else None,
+        references=tuple(query.answers[1:]),
+        language=language,
+    )
 
 
 class _SharedReference(SampleWork):
