@@ -8,7 +8,8 @@ each judge's steps, the embedder. A yes/no call is almost all prefill (it reads 
 one token's probabilities); a decode call also writes its reply, so its completion tokens show
 what decoding costs. The table lists, per prompt, calls, tokens, seconds and share of the
 model's time, biggest first. Prompt tokens count what each call sent: llama.cpp reuses the
-prefix shared with the previous call, so it evaluates fewer (that is the point of the order).
+prefix shared with the previous call, so it evaluates fewer (that is the point of the order);
+evaluated tokens count what it really read (prefill) and wrote (decode), from ``Llama.eval``.
 
 Usage::
 
@@ -19,6 +20,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextvars
 import json
 import tempfile
 import time
@@ -36,6 +38,8 @@ from rag_judge.jobs.sweep.job import run_job
 from rag_judge.jobs.sweep.plan import parse_ks
 
 RESULTS = Path(__file__).parent / "results"
+STEP: contextvars.ContextVar[str] = contextvars.ContextVar("step", default="unattributed")
+"""The step whose call is running: asyncio.to_thread copies it into llama.cpp's worker thread."""
 
 
 class StepClock:
@@ -43,8 +47,24 @@ class StepClock:
 
     def __init__(self) -> None:
         self.steps: dict[str, dict[str, float]] = defaultdict(
-            lambda: {"calls": 0, "seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
+            lambda: {
+                "calls": 0,
+                "seconds": 0.0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "evaluated_tokens": 0,
+            }
         )
+
+    def count_evaluated(self, evaluate: Callable[..., Any]) -> Callable[..., Any]:
+        """``Llama.eval`` counting the tokens llama.cpp really evaluates into the running step."""
+        clock = self
+
+        def counted(llama: Any, tokens: Any) -> Any:
+            clock.steps[STEP.get()]["evaluated_tokens"] += len(tokens)
+            return evaluate(llama, tokens)
+
+        return counted
 
     def wrap(
         self, method: Callable[..., Awaitable[Any]], step_of: Callable[[Any, Any], str]
@@ -54,8 +74,13 @@ class StepClock:
 
         async def timed(backend: Any, argument: Any) -> Any:
             started = time.perf_counter()
-            reply = await method(backend, argument)
-            step = clock.steps[step_of(backend, argument)]
+            name = step_of(backend, argument)
+            token = STEP.set(name)
+            try:
+                reply = await method(backend, argument)
+            finally:
+                STEP.reset(token)
+            step = clock.steps[name]
             step["calls"] += 1
             step["seconds"] += time.perf_counter() - started
             if (usage := getattr(reply, "usage", None)) is not None:
@@ -71,7 +96,10 @@ def _prompt_step(kind: str) -> Callable[[Any, ChatRequest], str]:
 
 
 def run(set_name: str, limit: int, ks: str, metrics: str | None = None) -> dict[str, Any]:
+    from llama_cpp import Llama
+
     clock = StepClock()
+    Llama.eval = clock.count_evaluated(Llama.eval)  # type: ignore[method-assign]
     LocalLlama.complete = clock.wrap(LocalLlama.complete, _prompt_step("decode"))  # type: ignore[method-assign]
     LocalLlama.yes_probability = clock.wrap(LocalLlama.yes_probability, _prompt_step("yes/no"))  # type: ignore[method-assign]
     _SerialEncoder.embed = clock.wrap(_SerialEncoder.embed, lambda e, _: f"embed {e.name}")  # type: ignore[method-assign]
@@ -125,14 +153,16 @@ def markdown(found: dict[str, Any]) -> str:
         "and embedder calls (the rest: loading the model, BM25, the statistics). A step is a "
         "prompt: `(decode)` writes text, `(yes/no)` reads one token's probabilities.",
         "",
-        "| step | calls | prompt tokens | completion tokens | seconds | share | s per call |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| step | calls | prompt tokens | completion tokens | evaluated tokens | seconds | share "
+        "| s per call |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     total = found["model_seconds"] or 1.0
     for s in found["steps"]:
         lines.append(
             f"| `{s['step']}` | {s['calls']:.0f} | {s['prompt_tokens']:.0f} | "
-            f"{s['completion_tokens']:.0f} | {s['seconds']:.1f} | "
+            f"{s['completion_tokens']:.0f} | {s.get('evaluated_tokens', 0):.0f} | "
+            f"{s['seconds']:.1f} | "
             f"{100 * s['seconds'] / total:.0f}% | {s['seconds'] / max(s['calls'], 1):.2f} |"
         )
     lines += ["", "Per question: " + ", ".join(
