@@ -10,6 +10,9 @@ what decoding costs. The table lists, per prompt, calls, tokens, seconds and sha
 model's time, biggest first. Prompt tokens count what each call sent: llama.cpp reuses the
 prefix shared with the previous call, so it evaluates fewer (that is the point of the order);
 evaluated tokens count what it really read (prefill) and wrote (decode), from ``Llama.eval``.
+A step of a question's ks that llama.cpp runs as one shared-prefix batch is listed as
+``(..., batch)``: each call takes an equal share of its batch's time, and the tokens the batch
+evaluated count for its first step.
 
 Usage::
 
@@ -33,6 +36,7 @@ from _machine import machine_info
 
 from rag_judge.backends.local.embedders import _SerialEncoder
 from rag_judge.backends.local.local_llama import LocalLlama
+from rag_judge.backends.local.shared_prefix import SharedPrefixContext
 from rag_judge.backends.types import ChatRequest
 from rag_judge.jobs.sweep.job import run_job
 from rag_judge.jobs.sweep.plan import parse_ks
@@ -90,6 +94,45 @@ class StepClock:
 
         return timed
 
+    def wrap_batch(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        """``LocalLlama.run_batch`` timed into its calls' steps (``... (batch)``), each call
+        taking an equal share of the batch's time; its evaluated tokens go to the batch's
+        first step."""
+        clock = self
+
+        async def timed(backend: Any, calls: list[tuple[str, ChatRequest]]) -> Any:
+            names = [
+                _prompt_step(("decode" if kind == "chat" else "yes/no") + ", batch")(backend, r)
+                for kind, r in calls
+            ]
+            started = time.perf_counter()
+            token = STEP.set(names[0])
+            try:
+                replies = await method(backend, calls)
+            finally:
+                STEP.reset(token)
+            share = (time.perf_counter() - started) / len(calls)
+            for name, reply in zip(names, replies, strict=True):
+                step = clock.steps[name]
+                step["calls"] += 1
+                step["seconds"] += share
+                if (usage := getattr(reply, "usage", None)) is not None:
+                    step["prompt_tokens"] += usage.prompt_tokens
+                    step["completion_tokens"] += usage.completion_tokens
+            return replies
+
+        return timed
+
+    def count_decoded(self, decode: Callable[..., Any]) -> Callable[..., Any]:
+        """``SharedPrefixContext._decode`` counting the tokens of each batch it decodes."""
+        clock = self
+
+        def counted(context: Any, entries: Any) -> Any:
+            clock.steps[STEP.get()]["evaluated_tokens"] += len(entries)
+            return decode(context, entries)
+
+        return counted
+
 
 def _prompt_step(kind: str) -> Callable[[Any, ChatRequest], str]:
     return lambda _, request: f"{request.prompt_id or 'unnamed'} ({kind})"
@@ -102,6 +145,8 @@ def run(set_name: str, limit: int, ks: str, metrics: str | None = None) -> dict[
     Llama.eval = clock.count_evaluated(Llama.eval)  # type: ignore[method-assign]
     LocalLlama.complete = clock.wrap(LocalLlama.complete, _prompt_step("decode"))  # type: ignore[method-assign]
     LocalLlama.yes_probability = clock.wrap(LocalLlama.yes_probability, _prompt_step("yes/no"))  # type: ignore[method-assign]
+    LocalLlama.run_batch = clock.wrap_batch(LocalLlama.run_batch)  # type: ignore[method-assign]
+    SharedPrefixContext._decode = clock.count_decoded(SharedPrefixContext._decode)  # type: ignore[method-assign]
     _SerialEncoder.embed = clock.wrap(_SerialEncoder.embed, lambda e, _: f"embed {e.name}")  # type: ignore[method-assign]
     per_question: list[dict[str, Any]] = []
     started = time.perf_counter()

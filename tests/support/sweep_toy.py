@@ -133,12 +133,14 @@ def toy_sweep(
     metrics: Sequence[str] | None = None,
     objective: str | None = None,
     options: JudgeOptions | None = None,
+    backend: ScriptedBackend | None = None,
     **extra: Any,
 ) -> tuple[SweepResult, ScriptedBackend]:
     """The toy sweep; ``generator``: a separate model that answers (default: the judge);
     ``metrics``, ``objective`` and the judge's ``options`` go into the sweep's options, the
-    rest (``progress``, ``on_question``) to :func:`run_sweep`."""
-    backend = ScriptedBackend(respond=respond)
+    rest (``progress``, ``on_question``) to :func:`run_sweep`; ``backend``: the judge's (default:
+    a scripted one answering with :func:`respond`)."""
+    backend = backend or ScriptedBackend(respond=respond)
     client = ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=concurrency))
     if generator is not None:
         extra["generator"] = ModelClient(generator, ledger=client.ledger)

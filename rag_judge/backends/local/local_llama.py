@@ -30,6 +30,12 @@ import numpy.typing as npt
 
 from rag_judge.backends.errors import BackendError, BackendUnavailable
 from rag_judge.backends.local.llama_amx import cpu_has_amx, extra_buffer_types
+from rag_judge.backends.local.shared_prefix import (
+    BatchItem,
+    BatchOverflow,
+    BatchReply,
+    SharedPrefixContext,
+)
 from rag_judge.backends.local.weights import (
     INSTALL_HINT,
     QWEN_CODER_0_5B,
@@ -86,6 +92,10 @@ class _Loaded:
     """The ctypes callback handed to llama.cpp (kept referenced while the model lives)."""
     running: object | None = None
     """The ticket of the call llama.cpp is running now (None between calls)."""
+    batch_context: SharedPrefixContext | None = None
+    """The second context that runs batches (made on the first batch)."""
+    formatter: Any = None
+    """The chat template as ``create_chat_completion`` applies it (made on the first batch)."""
 
     def watch_abort(self) -> None:
         """Let :attr:`abort` stop llama.cpp mid-decode: ``llama_decode`` then fails (code 2).
@@ -204,26 +214,7 @@ class LocalLlama:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat reply; with ``json_schema``, decoding is grammar-constrained to the schema."""
-        kwargs: dict[str, Any] = {
-            "messages": _messages(request),
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-            "seed": request.seed,
-        }
-        if request.json_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
-
-        def call(loaded: _Loaded) -> ChatResponse:
-            reply = loaded.llama.create_chat_completion(**kwargs)
-            assert isinstance(reply, dict)  # not streaming
-            choice = reply["choices"][0]
-            return ChatResponse(
-                text=choice["message"].get("content") or "",
-                usage=_usage(reply),
-                finish_reason=choice.get("finish_reason"),
-            )
-
-        return await self._run(call)
+        return await self._run(lambda loaded: self._complete_now(loaded, request))
 
     async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
         """P(yes) / (P(yes) + P(no)) for the first token of the reply, over the full vocabulary.
@@ -239,31 +230,136 @@ class LocalLlama:
         Raises:
             BackendError: the model puts under MIN_YES_NO_MASS on yes and no together.
         """
-        messages = _messages(request)
+        return await self._run(lambda loaded: self._yes_now(loaded, request))
 
-        def call(loaded: _Loaded) -> YesNoResponse:
-            llama = loaded.llama
-            if not loaded.yes_ids or not loaded.no_ids:
+    @staticmethod
+    def batches(kind: str, request: ChatRequest) -> bool:
+        """True when :meth:`run_batch` can take this call: P(yes), or a greedy reply with no
+        schema (a grammar-constrained or sampled reply is called on its own)."""
+        if kind == "yes_no":
+            return True
+        return kind == "chat" and request.json_schema is None and request.temperature == 0
+
+    async def run_batch(
+        self, calls: list[tuple[str, ChatRequest]]
+    ) -> list[ChatResponse | YesNoResponse | BackendError]:
+        """Many calls (``kind``, request) that :meth:`batches` takes, as shared-prefix batches
+        (:mod:`~rag_judge.backends.local.shared_prefix`): the same replies as one call each,
+        read and written together. A call's own failure (no yes/no answer) is its entry."""
+        return await self._run(lambda loaded: self._batch_now(loaded, calls))
+
+    def _complete_now(self, loaded: _Loaded, request: ChatRequest) -> ChatResponse:
+        kwargs: dict[str, Any] = {
+            "messages": _messages(request),
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "seed": request.seed,
+        }
+        if request.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        reply = loaded.llama.create_chat_completion(**kwargs)
+        assert isinstance(reply, dict)  # not streaming
+        choice = reply["choices"][0]
+        return ChatResponse(
+            text=choice["message"].get("content") or "",
+            usage=_usage(reply),
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    def _yes_now(self, loaded: _Loaded, request: ChatRequest) -> YesNoResponse:
+        llama = loaded.llama
+        if not loaded.yes_ids or not loaded.no_ids:
+            raise BackendError(f"{self.name}: no single-token yes/no", transient=False)
+        reply = llama.create_chat_completion(_messages(request), temperature=0.0, max_tokens=1)
+        assert isinstance(reply, dict)
+        usage = _usage(reply)
+        if llama.n_tokens != usage.prompt_tokens:  # the answer token must not be evaluated
+            raise BackendError(
+                f"{self.name}: cannot locate the answer logits "
+                f"({llama.n_tokens} tokens evaluated, prompt has {usage.prompt_tokens})",
+                transient=False,
+            )
+        return self._yes_from(loaded, _last_logits(llama), usage)
+
+    def _yes_from(
+        self, loaded: _Loaded, logits: npt.NDArray[np.floating[Any]], usage: Usage
+    ) -> YesNoResponse:
+        p_yes, mass = _yes_share(logits.astype(np.float64), loaded.yes_ids, loaded.no_ids)
+        if mass < MIN_YES_NO_MASS:
+            raise BackendError(
+                f"{self.name} puts only {mass:.2%} probability on yes/no as its first "
+                f"token (it does not answer yes or no); ask for a one-word yes/no answer",
+                transient=False,
+            )
+        return YesNoResponse(p_yes=p_yes, usage=usage)
+
+    def _batch_now(
+        self, loaded: _Loaded, calls: list[tuple[str, ChatRequest]]
+    ) -> list[ChatResponse | YesNoResponse | BackendError]:
+        """The calls as shared-prefix batches, or one by one when the model's chat template is
+        not one this module can apply or the batch does not fit the batch context."""
+        template = chat_template(loaded)
+        if template is None:
+            return [self._one(loaded, kind, request) for kind, request in calls]
+        prompts = [template(request) for _, request in calls]
+        items = [
+            BatchItem(
+                tokens=tuple(tokens),
+                max_tokens=0 if kind == "yes_no" else request.max_tokens or DEFAULT_MAX_TOKENS,
+            )
+            for (kind, request), (tokens, _) in zip(calls, prompts, strict=True)
+        ]
+        if loaded.batch_context is None:
+            loaded.batch_context = SharedPrefixContext(
+                loaded.llama,
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                abort=loaded.abort_callback,
+            )
+        try:
+            replies = loaded.batch_context.run(items)
+        except BatchOverflow:
+            return [self._one(loaded, kind, request) for kind, request in calls]
+        out: list[ChatResponse | YesNoResponse | BackendError] = []
+        for (kind, _), (tokens, stops), reply in zip(calls, prompts, replies, strict=True):
+            try:
+                out.append(self._response(loaded, kind, tokens, stops, reply))
+            except BackendError as error:
+                out.append(error)
+        return out
+
+    def _one(
+        self, loaded: _Loaded, kind: str, request: ChatRequest
+    ) -> ChatResponse | YesNoResponse | BackendError:
+        try:
+            if kind == "yes_no":
+                return self._yes_now(loaded, request)
+            return self._complete_now(loaded, request)
+        except BackendError as error:
+            return error
+
+    def _response(
+        self,
+        loaded: _Loaded,
+        kind: str,
+        prompt: list[int],
+        stops: list[str],
+        reply: BatchReply,
+    ) -> ChatResponse | YesNoResponse:
+        """A batch reply as :meth:`complete` or :meth:`yes_probability` would give it."""
+        if kind == "yes_no":
+            if not loaded.yes_ids or not loaded.no_ids or reply.logits is None:
                 raise BackendError(f"{self.name}: no single-token yes/no", transient=False)
-            reply = llama.create_chat_completion(messages, temperature=0.0, max_tokens=1)
-            assert isinstance(reply, dict)
-            usage = _usage(reply)
-            if llama.n_tokens != usage.prompt_tokens:  # the answer token must not be evaluated
-                raise BackendError(
-                    f"{self.name}: cannot locate the answer logits "
-                    f"({llama.n_tokens} tokens evaluated, prompt has {usage.prompt_tokens})",
-                    transient=False,
-                )
-            p_yes, mass = _yes_share(_last_logits(llama), loaded.yes_ids, loaded.no_ids)
-            if mass < MIN_YES_NO_MASS:
-                raise BackendError(
-                    f"{self.name} puts only {mass:.2%} probability on yes/no as its first "
-                    f"token (it does not answer yes or no); ask for a one-word yes/no answer",
-                    transient=False,
-                )
-            return YesNoResponse(p_yes=p_yes, usage=usage)
-
-        return await self._run(call)
+            usage = Usage(prompt_tokens=len(prompt), completion_tokens=1)
+            return self._yes_from(loaded, reply.logits, usage)
+        data = loaded.llama.detokenize(list(reply.tokens), prev_tokens=prompt)
+        text = data.decode("utf-8", errors="ignore")
+        finish = reply.finish_reason
+        for stop in stops:
+            if stop and stop in text:
+                text, finish = text[: text.index(stop)], "stop"
+        usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(reply.tokens))
+        return ChatResponse(text=text, usage=usage, finish_reason=finish)
 
     async def _run(self, call: Callable[[_Loaded], T]) -> T:
         """Run ``call`` in a worker thread, one at a time per loaded model.
@@ -310,6 +406,43 @@ class LocalLlama:
             finally:
                 with loaded.guard:
                     loaded.running = None
+
+
+def chat_template(loaded: _Loaded) -> Callable[[ChatRequest], tuple[list[int], list[str]]] | None:
+    """A request's prompt tokens and stop strings exactly as ``create_chat_completion`` makes
+    them, for a model that uses its GGUF's own chat template (None for any other format)."""
+    llama = loaded.llama
+    template = llama.metadata.get("tokenizer.chat_template")
+    if llama.chat_handler is not None or llama.chat_format != "chat_template.default":
+        return None
+    if template is None:
+        return None
+    if loaded.formatter is None:
+        import llama_cpp
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        vocab = llama_cpp.llama_model_get_vocab(llama.model)
+
+        def text(token: int) -> str:  # as Llama.__init__ spells the template's tokens
+            return (
+                llama_cpp.llama_vocab_get_text(vocab, token).decode("utf-8") if token != -1 else ""
+            )
+
+        eos, bos = llama.token_eos(), llama.token_bos()
+        loaded.formatter = Jinja2ChatFormatter(
+            template=template, eos_token=text(eos), bos_token=text(bos), stop_token_ids=[eos]
+        )
+    formatter = loaded.formatter
+
+    def tokens(request: ChatRequest) -> tuple[list[int], list[str]]:
+        result = formatter(messages=_messages(request))
+        prompt = llama.tokenize(
+            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+        )
+        stop = result.stop if isinstance(result.stop, list) else [result.stop]
+        return prompt, [s for s in stop if s]
+
+    return tokens
 
 
 def _messages(request: ChatRequest) -> list[ChatCompletionRequestMessage]:

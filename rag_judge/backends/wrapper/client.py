@@ -41,6 +41,12 @@ from rag_judge.backends.types import (
     YesNoResponse,
     cache_key,
 )
+from rag_judge.backends.wrapper.batching import (
+    submit,
+    take_seconds,
+    waiting_elsewhere,
+    window_takes,
+)
 from rag_judge.backends.wrapper.cache import ResponseCache
 from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.types import Usage
@@ -288,7 +294,8 @@ class ModelClient:
         # Single flight: an identical request already in flight is awaited, not repeated.
         flights = self._in_flight()
         if (pending := flights.get(key)) is not None:
-            shared, meta = await asyncio.shield(pending)
+            with waiting_elsewhere():
+                shared, meta = await asyncio.shield(pending)
             return (
                 (shared, self._shared_hit(in_flight=True)) if shared is not None else (None, meta)
             )
@@ -320,10 +327,11 @@ class ModelClient:
     ) -> tuple[R | None, dict[str, Any]]:
         """The backend call with retries; a success is cached, a failure is a status."""
         started = time.perf_counter()
+        take_seconds()  # a share left by an earlier batched call is not this call's
         attempts = 1
         try:
             try:  # The common case, one attempt, skips building a retry loop.
-                response = await self._attempt(call, request)
+                response = await self._attempt(kind, call, request)
             except BackendError as first:
                 if not first.transient or self.policy.max_attempts <= 1:
                     raise
@@ -331,10 +339,12 @@ class ModelClient:
                 async for attempt in self._retrying():
                     with attempt:
                         attempts += 1
-                        response = await self._attempt(call, request)
+                        response = await self._attempt(kind, call, request)
         except BackendError as error:
             status: CallStatus = _status_of(error)
-            self._record(Usage(), status, cached=False, attempts=attempts, seconds=_since(started))
+            seconds = take_seconds()
+            seconds = _since(started) if seconds is None else seconds
+            self._record(Usage(), status, cached=False, attempts=attempts, seconds=seconds)
             return None, {"status": status, "attempts": attempts, "error": _describe(error)}
         if self.cache is not None and key is not None:
             stored = self.cache.put(
@@ -343,12 +353,17 @@ class ModelClient:
             if not stored:
                 self.ledger.record_uncached(self.name, self.cache.last_error)
         usage = getattr(response, "usage", Usage())
-        self._record(usage, "ok", cached=False, attempts=attempts, seconds=_since(started))
+        seconds = take_seconds()  # a batched call's share of its batch's time
+        seconds = _since(started) if seconds is None else seconds
+        self._record(usage, "ok", cached=False, attempts=attempts, seconds=seconds)
         return response, {"status": "ok", "attempts": attempts}
 
     async def _attempt(
-        self, call: Callable[[ChatRequest], Awaitable[R]], request: ChatRequest
+        self, kind: str, call: Callable[[ChatRequest], Awaitable[R]], request: ChatRequest
     ) -> R:
+        if window_takes(self.backend, kind, request):  # answered with the window's other calls
+            reply: R = await submit(self.backend, kind, request)
+            return reply
         async with self._limit():
             try:
                 async with asyncio.timeout(self.policy.timeout):

@@ -24,9 +24,11 @@ The reference's claims, shared by every k, are split first, where a model call e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+from rag_judge.backends.wrapper.batching import BatchWindow, can_batch
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.language import detect_language
@@ -38,6 +40,8 @@ from rag_judge.judges import JUDGES, JudgeOptions, SampleWork
 from rag_judge.judges.steps import Outcome
 from rag_judge.pipeline.generate import Generation, generate_answer
 from rag_judge.prompts.templates import prompt_languages
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -66,10 +70,9 @@ class QuestionRunner:
         top = self._work(query, contexts, None, language)
         if query.answers and self.plan.once:
             await top.reference_claims()  # first: a call here evicts no passage read for k
-        generations: list[Generation] = []
-        works: list[SampleWork] = []
         judged: list[dict[str, JudgeResult]] = [{} for _ in self.plan.ks]
-        for k, out in zip(self.plan.ks, judged, strict=True):
+
+        async def first_step(k: int, out: dict[str, JudgeResult]) -> tuple[Generation, SampleWork]:
             generation = (
                 Generation(answer=answers[k], status="ok")
                 if answers
@@ -81,29 +84,55 @@ class QuestionRunner:
                 )
             )
             work = self._work(query, contexts[:k], generation.answer, language, top=top)
-            generations.append(generation)
-            works.append(work)
             if reading and work.answer_claims_need_no_call():  # step 1: passages still cached
                 for name in reading:
                     out[name] = await JUDGES[name](work)
+            return generation, work
+
+        steps = [first_step(k, out) for k, out in zip(self.plan.ks, judged, strict=True)]
+        firsts = await self._in_order(steps)
+        generations = [generation for generation, _ in firsts]
+        works = [work for _, work in firsts]
         left = [(work, out) for work, out in zip(works, judged, strict=True) if reading and not out]
         once = {}
         if not left:  # step 2: the top K are still cached from the last answer
-            once = {name: await JUDGES[name](top) for name in self.plan.once}
+            once = await self._once(top)
         for work, _ in left:
             if work.sample.answer is not None:
                 await work.answer_claims()  # step 3, memoised: the passage judges reuse it
         for work, out in zip(works, judged, strict=True):
             for name in free:
                 out[name] = await JUDGES[name](work)
-        for work, out in left:  # step 4
+
+        async def read(work: SampleWork, out: dict[str, JudgeResult]) -> None:
             for name in reading:
                 out[name] = await JUDGES[name](work)
+
+        await self._in_order([read(work, out) for work, out in left])  # step 4
         if left:  # after step 4, whose last prompt holds the top K
-            once = {name: await JUDGES[name](top) for name in self.plan.once}
+            once = await self._once(top)
         per_k = [{name: out[name] for name in self.plan.per_k} for out in judged]
         source: AnswerSource = "external" if answers else "generated"
         return QuestionRun(query, language, len(contexts), tuple(generations), once, per_k, source)
+
+    async def _in_order(self, steps: Sequence[Awaitable[T]]) -> list[T]:
+        """Each k's step of the module docstring: as one batch window (every k's first call
+        in one batch, then every k's next...) when the model batches, else in ascending k."""
+        if self._batched():
+            return await BatchWindow().gather(steps)
+        return [await step for step in steps]
+
+    async def _once(self, top: SampleWork) -> dict[str, JudgeResult]:
+        """The one-pass judges over the top K (in a window of their own when batched, so that
+        they read the passages the batch context holds)."""
+        names = list(self.plan.once)
+        results = await self._in_order([JUDGES[name](top) for name in names])
+        return dict(zip(names, results, strict=True))
+
+    def _batched(self) -> bool:
+        """True when the model that answers and the judge are one backend that batches."""
+        backend = self.client.backend
+        return can_batch(backend) and self.generator.backend is backend
 
     def _work(
         self,

@@ -235,3 +235,74 @@ def test_the_speed_measurement_reads_the_prompt_once_after_a_context(
     assert sum(evaluated[2:]) <= DECODE_TOKENS
     assert speed.prefill_per_second > 0
     assert speed.decode_per_second > 0
+
+
+PASSAGE = (
+    "Paris is the capital of France. Tokyo is the capital of Japan. "
+    "Canberra is the capital of Australia. Ottawa is the capital of Canada."
+)
+
+
+def capital_of(country: str) -> ChatRequest:
+    return ChatRequest.of(
+        ("system", "Answer from the passage with one word."),
+        ("user", f"Passage: {PASSAGE}\nWhat is the capital of {country}?"),
+        max_tokens=8,
+    )
+
+
+@pytest.mark.slow
+@needs_model
+def test_batch_prompts_are_the_tokens_create_chat_completion_reads(backend: LocalLlama) -> None:
+    from rag_judge.backends.local.local_llama import chat_template
+
+    request = ask(f"{PASSAGE}\nIs Tokyo the capital of Japan? Answer yes or no.")
+    loaded = backend._loaded()
+    template = chat_template(loaded)
+    assert template is not None
+    tokens, stops = template(request)
+    reply = asyncio.run(backend.yes_probability(request))  # reads the prompt, writes nothing
+    assert reply.usage.prompt_tokens == len(tokens)
+    assert list(loaded.llama.input_ids[: loaded.llama.n_tokens]) == tokens
+    assert stops == ["<|im_end|>"]
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_shared_prefix_batch_answers_each_prompt_as_one_call_does(backend: LocalLlama) -> None:
+    """Prompts sharing the passage, in one batch: each sequence sees its own question only,
+    the replies and token counts are those of the calls made one by one, P(yes) agrees to
+    llama.cpp's batch-size rounding, and the same batch twice gives the same numbers."""
+    countries = ["France", "Japan", "Australia", "Canada"]
+    chats = [("chat", capital_of(c)) for c in countries]
+    probes = [
+        ("yes_no", ask(f"{PASSAGE}\nIs {city} the capital of {country}? Answer yes or no."))
+        for city, country in (("Paris", "France"), ("Tokyo", "France"))
+    ]
+    calls = [*chats, *probes]
+    batched = asyncio.run(backend.run_batch(calls))
+    again = asyncio.run(backend.run_batch(calls))
+    alone = [
+        asyncio.run(backend.complete(r) if kind == "chat" else backend.yes_probability(r))
+        for kind, r in calls
+    ]
+    texts = [r.text.strip().rstrip(".") for r in batched[:4]]  # type: ignore[union-attr]
+    assert texts == ["Paris", "Tokyo", "Canberra", "Ottawa"]
+    assert [r.text for r in batched[:4]] == [r.text for r in alone[:4]]  # type: ignore[union-attr]
+    assert [r.usage for r in batched] == [r.usage for r in alone]  # type: ignore[union-attr]
+    yes = [r.p_yes for r in batched[4:]]  # type: ignore[union-attr]
+    assert yes[0] > 0.5 > yes[1]
+    for ours, theirs in zip(yes, [r.p_yes for r in alone[4:]], strict=True):  # type: ignore[union-attr]
+        assert ours == pytest.approx(theirs, abs=0.05)
+    assert [r.model_dump() for r in again] == [r.model_dump() for r in batched]  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_batch_reply_stops_at_its_token_budget(backend: LocalLlama) -> None:
+    long = ChatRequest.of(("user", "Count from 1 to 50, separated by spaces."), max_tokens=5)
+    (reply,) = asyncio.run(backend.run_batch([("chat", long)]))
+    (alone,) = [asyncio.run(backend.complete(long))]
+    assert reply.finish_reason == alone.finish_reason == "length"  # type: ignore[union-attr]
+    assert reply.usage.completion_tokens == 5  # type: ignore[union-attr]
+    assert reply.text == alone.text  # type: ignore[union-attr]

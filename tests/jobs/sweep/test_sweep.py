@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from batching_scripted import BatchingScripted
 from sweep_toy import (
     CHUNKS,
     KS,
@@ -328,3 +329,24 @@ def test_a_separate_generator_answers_and_the_judge_only_judges() -> None:
     alone, _ = toy_sweep()
     columns = ["answer", "faithfulness", "completeness", "context_recall"]
     pd.testing.assert_frame_equal(result.per_question[columns], alone.per_question[columns])
+
+
+@pytest.mark.parametrize("mode", ["score", "generate"])
+def test_a_model_that_batches_gets_each_step_of_every_k_as_one_batch(mode: str) -> None:
+    """The embedded model answers a question's ks together (one shared-prefix batch per step):
+    every k's answer in one batch, then every k's first probe, ...; the table is the one the
+    calls made one by one give, and the steps that read no passage are not batched."""
+    options = JudgeOptions(mode=mode)  # type: ignore[arg-type]
+    one_by_one, _ = toy_sweep(options=options)
+    batching = BatchingScripted(respond=respond)
+    batched, _ = toy_sweep(options=options, backend=batching)
+    columns = ["question_id", "k", "answer", *one_by_one.value_columns]
+    pd.testing.assert_frame_equal(one_by_one.per_question[columns], batched.per_question[columns])
+    prompts = batching.prompt_ids()
+    assert prompts[0] == ["generate/answer"] * len(KS)  # q1's answers, every k at once
+    answers = [batch for batch in prompts if "generate/answer" in batch]
+    assert answers == [["generate/answer"] * len(KS)] * len(QUERIES)
+    for batch in prompts:  # no batch mixes a question's steps
+        assert len(set(batch)) == 1 or set(batch) <= {"claims/answer", "claims/support"}
+    if mode == "score":  # fragment answers: judged in the window, on the passages just read
+        assert any(set(batch) & {"claims/answer", "claims/support"} for batch in prompts)
