@@ -7,7 +7,9 @@ the longest prompt's prefix is read once into sequence 0 (kept between batches, 
 keeps its cache between calls), every prompt's sequence shares it up to where they differ
 (``llama_memory_seq_cp``, no copy with a unified KV cache), the prompts' tails are read in one
 batch, and each decode step of every reply is one forward pass. Measured at 0.79 of the per-k
-calls' time for the same tokens (``benchmarks/read_faster.py``).
+calls' time for the same tokens (``benchmarks/read_faster.py``). A group's sequences are kept
+until the next group has copied from them: a judge's prompt for k that repeats the question
+line the answer's prompt for k ended with starts from that sequence, not only from sequence 0.
 
 Replies are greedy (temperature 0), as :meth:`LocalLlama.complete` gives them at temperature 0;
 prompts are tokenized as ``create_chat_completion`` tokenizes them. P(yes) items keep the
@@ -61,7 +63,7 @@ class SharedPrefixContext:
 
         params = native.llama_context_default_params()
         params.n_ctx, params.n_batch, params.n_ubatch = n_ctx, 2048, 512
-        params.n_seq_max, params.kv_unified = MAX_SEQUENCES + 1, True
+        params.n_seq_max, params.kv_unified = 2 * MAX_SEQUENCES + 1, True
         params.n_threads = params.n_threads_batch = n_threads
         self._native = native
         self._llama = llama
@@ -71,13 +73,19 @@ class SharedPrefixContext:
         if abort is not None:
             native.llama_set_abort_callback(self._ctx, abort, None)
         self._memory = native.llama_get_memory(self._ctx)
-        self._batch = native.llama_batch_init(params.n_batch, 0, MAX_SEQUENCES + 1)
+        self._batch = native.llama_batch_init(params.n_batch, 0, 1)
         self.n_ctx = native.llama_n_ctx(self._ctx)
         self.n_batch = params.n_batch
         self._vocab = native.llama_model_get_vocab(llama.model)
         self._n_vocab = llama.n_vocab()
         self._kept: list[int] = []
         """The tokens sequence 0 holds (the last batch's shared prefix)."""
+        self._bank = 1
+        """Sequences 1..16 or 17..32: each group uses the bank the group before did not."""
+        self._donor_prompts: dict[int, tuple[int, ...]] = {}
+        """The last group's sequences, kept for the next group to copy from: their prompts."""
+        self._donor_cells = 0
+        """KV cells the kept sequences hold beyond sequence 0 (tails and replies)."""
 
     def close(self) -> None:
         """Free the context and its batch."""
@@ -123,23 +131,67 @@ class SharedPrefixContext:
             chunk = prefix[start : start + self.n_batch]
             self._decode([(token, start + i, 0, False) for i, token in enumerate(chunk)])
         self._kept = prefix
-        for seq in range(1, len(items) + 1):
+        bank = 1 - self._bank  # the last group's sequences, in the other bank, are donors
+        seqs = [1 + bank * MAX_SEQUENCES + i for i in range(len(items))]
+        donors, starts = self._donors(items, shared, len(prefix))
+        for seq, donor, start in zip(seqs, donors, starts, strict=True):
             native.llama_memory_seq_rm(memory, seq, -1, -1)
+            native.llama_memory_seq_cp(memory, donor, seq, 0, start)
+        self._forget_donors()
         try:
-            return self._replies(items, shared)
-        finally:
-            for seq in range(1, len(items) + 1):
+            replies = self._replies(items, starts, seqs)
+        except BaseException:
+            for seq in seqs:
                 native.llama_memory_seq_rm(memory, seq, -1, -1)
+            raise
+        self._bank = bank
+        self._donor_prompts = {
+            seq: item.tokens for seq, item in zip(seqs, items, strict=True) if item.tokens
+        }
+        self._donor_cells = sum(
+            len(item.tokens) - start + len(reply.tokens)
+            for item, start, reply in zip(items, starts, replies, strict=True)
+        )
+        return replies
 
-    def _replies(self, items: list[BatchItem], shared: list[int]) -> list[BatchReply]:
-        """Read every item's tail after the shared prefix, then write the replies greedily."""
+    def _donors(
+        self, items: list[BatchItem], shared: list[int], prefix: int
+    ) -> tuple[list[int], list[int]]:
+        """Per item, the sequence to copy its start from and how many tokens: the kept prefix
+        (sequence 0), or a sequence of the last group whose prompt shares more (a judge's prompt
+        that repeats the question line the answer's prompt ended with), when the cells allow."""
+        donors, starts = [0] * len(items), list(shared)
+        for i, item in enumerate(items):
+            for seq, prompt in self._donor_prompts.items():
+                n = min(_common(item.tokens, prompt), len(item.tokens) - 1)
+                if n > starts[i]:
+                    donors[i], starts[i] = seq, n
+        pairs = zip(items, starts, strict=True)
+        need = (
+            prefix
+            + self._donor_cells
+            + sum(len(item.tokens) - start + item.max_tokens for item, start in pairs)
+        )
+        if need > self.n_ctx:  # no room to keep the donors while this group runs
+            self._forget_donors()
+            return [0] * len(items), list(shared)
+        return donors, starts
+
+    def _forget_donors(self) -> None:
+        for seq in self._donor_prompts:
+            self._native.llama_memory_seq_rm(self._memory, seq, -1, -1)
+        self._donor_prompts, self._donor_cells = {}, 0
+
+    def _replies(
+        self, items: list[BatchItem], starts: list[int], seqs: list[int]
+    ) -> list[BatchReply]:
+        """Read every item's tail after its copied start, then write the replies greedily."""
         entries: list[tuple[int, int, int, bool]] = []
         owner: list[int] = []
-        for i, (item, start) in enumerate(zip(items, shared, strict=True)):
-            self._native.llama_memory_seq_cp(self._memory, 0, i + 1, 0, start)
+        for i, (item, start, seq) in enumerate(zip(items, starts, seqs, strict=True)):
             tail = item.tokens[start:]
             for j, token in enumerate(tail):
-                entries.append((token, start + j, i + 1, j == len(tail) - 1))
+                entries.append((token, start + j, seq, j == len(tail) - 1))
                 owner.append(i)
         last: dict[int, npt.NDArray[np.float32]] = {}
         for begin in range(0, len(entries), self.n_batch):
@@ -171,7 +223,7 @@ class SharedPrefixContext:
                 if len(written[i]) >= items[i].max_tokens:
                     finish[i] = "length"
                     continue
-                step.append((token, positions[i], i + 1, True))
+                step.append((token, positions[i], seqs[i], True))
                 positions[i] += 1
                 going.append(i)
             if not going:

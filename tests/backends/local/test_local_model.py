@@ -18,7 +18,8 @@ from pydantic import BaseModel
 
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.local.llama_amx import cpu_has_amx, extra_buffer_types
-from rag_judge.backends.local.local_llama import LocalLlama, _yes_share
+from rag_judge.backends.local.local_llama import LocalLlama, _yes_share, chat_template
+from rag_judge.backends.local.shared_prefix import BatchItem
 from rag_judge.backends.protocol import YesNoBackend
 from rag_judge.backends.types import ChatRequest
 from rag_judge.backends.wrapper.cache import ResponseCache
@@ -243,6 +244,15 @@ PASSAGE = (
 )
 
 
+def fresh(backend: LocalLlama) -> LocalLlama:
+    """The model with a new batch context: no prefix or sequence kept from earlier batches."""
+    loaded = backend._loaded()
+    if loaded.batch_context is not None:
+        loaded.batch_context.close()
+        loaded.batch_context = None
+    return backend
+
+
 def capital_of(country: str) -> ChatRequest:
     return ChatRequest.of(
         ("system", "Answer from the passage with one word."),
@@ -272,7 +282,8 @@ def test_batch_prompts_are_the_tokens_create_chat_completion_reads(backend: Loca
 def test_a_shared_prefix_batch_answers_each_prompt_as_one_call_does(backend: LocalLlama) -> None:
     """Prompts sharing the passage, in one batch: each sequence sees its own question only,
     the replies and token counts are those of the calls made one by one, P(yes) agrees to
-    llama.cpp's batch-size rounding, and the same batch twice gives the same numbers."""
+    llama.cpp's batch-size rounding, and the same batch twice from a new batch context gives
+    the same numbers."""
     countries = ["France", "Japan", "Australia", "Canada"]
     chats = [("chat", capital_of(c)) for c in countries]
     probes = [
@@ -280,8 +291,8 @@ def test_a_shared_prefix_batch_answers_each_prompt_as_one_call_does(backend: Loc
         for city, country in (("Paris", "France"), ("Tokyo", "France"))
     ]
     calls = [*chats, *probes]
-    batched = asyncio.run(backend.run_batch(calls))
-    again = asyncio.run(backend.run_batch(calls))
+    batched = asyncio.run(fresh(backend).run_batch(calls))
+    again = asyncio.run(fresh(backend).run_batch(calls))
     alone = [
         asyncio.run(backend.complete(r) if kind == "chat" else backend.yes_probability(r))
         for kind, r in calls
@@ -306,3 +317,35 @@ def test_a_batch_reply_stops_at_its_token_budget(backend: LocalLlama) -> None:
     assert reply.finish_reason == alone.finish_reason == "length"  # type: ignore[union-attr]
     assert reply.usage.completion_tokens == 5  # type: ignore[union-attr]
     assert reply.text == alone.text  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_batch_starts_from_the_last_batchs_sequences(backend: LocalLlama) -> None:
+    """A probe for k repeats the question line its answer's prompt ended with: it copies that
+    much from the answer's sequence (kept from the batch before), and gives what it gives
+    from sequence 0 alone, up to llama.cpp's batch-size rounding."""
+    question = "\nWhich city is the capital of Japan?"
+    answers = [
+        ChatRequest.of(("user", f"{PASSAGE[: 40 * n]}{question} Reply with one word."))
+        for n in (1, 2, 3)
+    ]
+    probes = [
+        ("yes_no", ChatRequest.of(("user", f"{PASSAGE[: 40 * n]}{question} Is it Tokyo? yes/no")))
+        for n in (1, 2, 3)
+    ]
+    model = fresh(backend)
+    asyncio.run(model.run_batch([("chat", r) for r in answers]))
+    context = backend._loaded().batch_context
+    assert context is not None
+    donors, starts = context._donors(
+        [BatchItem(tuple(chat_template(backend._loaded())(r)[0]), 0) for _, r in probes],  # type: ignore[misc]
+        [0, 0, 0],
+        0,
+    )
+    assert all(donor != 0 for donor in donors)  # each from its answer's sequence
+    assert all(start > 0 for start in starts)
+    after = asyncio.run(model.run_batch(probes))
+    alone = asyncio.run(fresh(backend).run_batch(probes))
+    for ours, theirs in zip(after, alone, strict=True):
+        assert ours.p_yes == pytest.approx(theirs.p_yes, abs=0.05)  # type: ignore[union-attr]
