@@ -60,13 +60,14 @@ class StepClock:
             }
         )
 
-    def count_evaluated(self, evaluate: Callable[..., Any]) -> Callable[..., Any]:
-        """``Llama.eval`` counting the tokens llama.cpp really evaluates into the running step."""
+    def count_tokens(self, run: Callable[..., Any]) -> Callable[..., Any]:
+        """``run(owner, tokens)`` (``Llama.eval``, a batch context's ``_decode``) counting the
+        tokens llama.cpp really evaluates into the running step."""
         clock = self
 
-        def counted(llama: Any, tokens: Any) -> Any:
+        def counted(owner: Any, tokens: Any) -> Any:
             clock.steps[STEP.get()]["evaluated_tokens"] += len(tokens)
-            return evaluate(llama, tokens)
+            return run(owner, tokens)
 
         return counted
 
@@ -123,16 +124,6 @@ class StepClock:
 
         return timed
 
-    def count_decoded(self, decode: Callable[..., Any]) -> Callable[..., Any]:
-        """``SharedPrefixContext._decode`` counting the tokens of each batch it decodes."""
-        clock = self
-
-        def counted(context: Any, entries: Any) -> Any:
-            clock.steps[STEP.get()]["evaluated_tokens"] += len(entries)
-            return decode(context, entries)
-
-        return counted
-
 
 def _prompt_step(kind: str) -> Callable[[Any, ChatRequest], str]:
     return lambda _, request: f"{request.prompt_id or 'unnamed'} ({kind})"
@@ -142,11 +133,11 @@ def run(set_name: str, limit: int, ks: str, metrics: str | None = None) -> dict[
     from llama_cpp import Llama
 
     clock = StepClock()
-    Llama.eval = clock.count_evaluated(Llama.eval)  # type: ignore[method-assign]
+    Llama.eval = clock.count_tokens(Llama.eval)  # type: ignore[method-assign]
     LocalLlama.complete = clock.wrap(LocalLlama.complete, _prompt_step("decode"))  # type: ignore[method-assign]
     LocalLlama.yes_probability = clock.wrap(LocalLlama.yes_probability, _prompt_step("yes/no"))  # type: ignore[method-assign]
     LocalLlama.run_batch = clock.wrap_batch(LocalLlama.run_batch)  # type: ignore[method-assign]
-    SharedPrefixContext._decode = clock.count_decoded(SharedPrefixContext._decode)  # type: ignore[method-assign]
+    SharedPrefixContext._decode = clock.count_tokens(SharedPrefixContext._decode)  # type: ignore[method-assign]
     _SerialEncoder.embed = clock.wrap(_SerialEncoder.embed, lambda e, _: f"embed {e.name}")  # type: ignore[method-assign]
     per_question: list[dict[str, Any]] = []
     started = time.perf_counter()

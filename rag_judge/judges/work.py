@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
 from rag_judge.backends.registry import provider_of
+from rag_judge.backends.wrapper.batching import waiting_elsewhere
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.calibration.few_shot import WorkedExample
@@ -227,7 +228,13 @@ class SampleWork:
         )
 
     async def _once(self, name: str, start: Callable[[], Awaitable[V]]) -> V:
-        """Run ``start`` the first time ``name`` is asked for; later callers share the result."""
+        """Run ``start`` the first time ``name`` is asked for; later callers share the result
+        (and, in a batch window, count as waiting while another task's step runs)."""
         if name not in self._memo:
             self._memo[name] = asyncio.ensure_future(start())
-        return cast(V, await self._memo[name])
+            return cast(V, await self._memo[name])
+        started = self._memo[name]
+        if started.done():
+            return cast(V, started.result())
+        with waiting_elsewhere():
+            return cast(V, await started)

@@ -268,8 +268,8 @@ class LocalLlama:
 
     def _yes_now(self, loaded: _Loaded, request: ChatRequest) -> YesNoResponse:
         llama = loaded.llama
-        if not loaded.yes_ids or not loaded.no_ids:
-            raise BackendError(f"{self.name}: no single-token yes/no", transient=False)
+        if not loaded.yes_ids or not loaded.no_ids:  # before the call: it would be wasted
+            return self._yes_from(loaded, None, Usage())
         reply = llama.create_chat_completion(_messages(request), temperature=0.0, max_tokens=1)
         assert isinstance(reply, dict)
         usage = _usage(reply)
@@ -282,8 +282,11 @@ class LocalLlama:
         return self._yes_from(loaded, _last_logits(llama), usage)
 
     def _yes_from(
-        self, loaded: _Loaded, logits: npt.NDArray[np.floating[Any]], usage: Usage
+        self, loaded: _Loaded, logits: npt.NDArray[np.floating[Any]] | None, usage: Usage
     ) -> YesNoResponse:
+        """P(yes) from the logits at the answer position (one call's or a batch's)."""
+        if not loaded.yes_ids or not loaded.no_ids or logits is None:
+            raise BackendError(f"{self.name}: no single-token yes/no", transient=False)
         p_yes, mass = _yes_share(logits.astype(np.float64), loaded.yes_ids, loaded.no_ids)
         if mass < MIN_YES_NO_MASS:
             raise BackendError(
@@ -348,8 +351,6 @@ class LocalLlama:
     ) -> ChatResponse | YesNoResponse:
         """A batch reply as :meth:`complete` or :meth:`yes_probability` would give it."""
         if kind == "yes_no":
-            if not loaded.yes_ids or not loaded.no_ids or reply.logits is None:
-                raise BackendError(f"{self.name}: no single-token yes/no", transient=False)
             usage = Usage(prompt_tokens=len(prompt), completion_tokens=1)
             return self._yes_from(loaded, reply.logits, usage)
         data = loaded.llama.detokenize(list(reply.tokens), prev_tokens=prompt)

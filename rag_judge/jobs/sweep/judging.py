@@ -20,6 +20,10 @@ cost). So, per question:
    after them, whose last prompt then holds the top K.
 
 The reference's claims, shared by every k, are split first, where a model call evicts nothing.
+
+When one backend that batches (the embedded model) both answers and judges, steps 1, 2 and 4
+run every k at once as a batch window (:mod:`rag_judge.backends.wrapper.batching`): every k's
+answer in one llama.cpp batch, then every k's probe, each reading the ks' shared prefix once.
 """
 
 from __future__ import annotations

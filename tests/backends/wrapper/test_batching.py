@@ -161,3 +161,26 @@ def test_a_batch_that_fails_as_a_whole_fails_each_call_with_its_status() -> None
     client = client_of(backend)
     got = asyncio.run(BatchWindow().gather([client.chat(ask(n)) for n in "ab"]))
     assert [(r.status, r.error) for r in got] == [("backend_error", "decode failed")] * 2
+
+
+def test_tasks_sharing_one_judging_step_do_not_stall_the_window() -> None:
+    """Two once-per-question judges in one window may need the same memoised step of a sample
+    (``SampleWork``): the task that did not start it waits on it, and counts as waiting."""
+    from rag_judge.core.types import RagSample
+    from rag_judge.judges import JudgeOptions, SampleWork
+
+    backend = BatchingScripted(respond=echo)
+    client = client_of(backend)
+    sample = RagSample(id="q", question="q?", contexts=("p",), answer="a", reference="r")
+    work = SampleWork(sample, language="en", client=client, embedder=None, options=JudgeOptions())
+
+    async def shared() -> str | None:
+        return (await client.chat(ask("shared"))).text
+
+    async def judge(name: str) -> tuple[str | None, str | None]:
+        first = await work._once("shared", shared)
+        return first, (await client.chat(ask(name))).text
+
+    got = asyncio.run(asyncio.wait_for(BatchWindow().gather([judge("x"), judge("y")]), 10))
+    assert got == [("re: shared", "re: x"), ("re: shared", "re: y")]
+    assert [len(batch) for batch in backend.batches_sent] == [1, 2]
