@@ -16,7 +16,7 @@ Rules (objective ``faithfulness*completeness`` unless named):
   unanswerable question);
 - ``smoothed``: the same, after averaging each k's mean with its neighbours' (quality moves
   smoothly with k: borrow strength across ks);
-- ``new``: the product's decision (:func:`rag_judge.jobs.sweep.recommend.recommend`): the
+- ``new``: the product's decision (:func:`rag_judge.jobs.sweep.decision.recommend.recommend`): the
   cheapest k confirmed within the margin of the best, with simultaneous intervals; when it says
   "undecided", the pick is its best k by mean (what the summary names as the lean), and the
   share it decided is reported with its accuracy when it did;
@@ -51,9 +51,10 @@ import numpy as np
 import pandas as pd
 from _machine import machine_info
 
-from rag_judge.jobs.sweep.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
-from rag_judge.jobs.sweep.outcomes import objective_table, with_refusals
-from rag_judge.jobs.sweep.recommend import recommend
+from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
+from rag_judge.jobs.sweep.decision.objective import Objective
+from rag_judge.jobs.sweep.decision.outcomes import objective_table, with_refusals
+from rag_judge.jobs.sweep.decision.recommend import recommend
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"
@@ -110,9 +111,9 @@ def run_sweep(name: str, limit: int) -> None:
 def load_sweep(name: str) -> Sweep:
     """A large sweep's per-question table and the tables the replay reads."""
     frame = with_refusals(pd.read_parquet(FOLDER / name / "per_question.parquet"))
-    truth = objective_table(frame, TRUTH).values
-    exact = objective_table(frame, "exact_match").values
-    objective = objective_table(frame, OBJECTIVE).values
+    truth = objective_table(frame, Objective.parse(TRUTH)).values
+    exact = objective_table(frame, Objective.parse("exact_match")).values
+    objective = objective_table(frame, Objective.parse(OBJECTIVE)).values
     product = frame["faithfulness"] * frame["completeness"]
     raw = frame.assign(_raw=product).pivot(index="question_id", columns="k", values="_raw")
     tokens = frame.pivot(index="question_id", columns="k", values=ANSWER_TOKENS).astype(float)

@@ -93,13 +93,13 @@ def _side_by_side(
 
 def measure_local(name: str, limit: int, ks: str, metrics: Sequence[str]) -> dict[str, Any]:
     """The plan, then the real sweep with a fresh cache, on the embedded model."""
-    from rag_judge.jobs.sweep import run_job
+    from rag_judge.jobs.sweep import sweep
 
     with tempfile.TemporaryDirectory(prefix="dry_run_accuracy_") as cache:
         os.environ["RAG_JUDGE_CACHE_DIR"] = cache
         options, plan, plan_seconds = _plan(name, limit, ks, metrics)
         started = time.perf_counter()
-        result = run_job(name, options=options)
+        result = sweep(name, options=options)
         seconds = time.perf_counter() - started
     assert result.ledger is not None
     tallies = result.ledger.summary()
@@ -122,7 +122,7 @@ def measure_api(limit: int, ks: str, metrics: Sequence[str]) -> dict[str, Any]:
 
     from rag_judge.backends.local.llama_server import wait_until_serving
     from rag_judge.backends.wrapper.ledger import price_per_token
-    from rag_judge.jobs.sweep import run_job
+    from rag_judge.jobs.sweep import sweep
 
     model, name = "openai/gpt-4o-mini", "cmrc2018_zh_chunked"
     with socket.socket() as probe:
@@ -139,7 +139,7 @@ def measure_api(limit: int, ks: str, metrics: Sequence[str]) -> dict[str, Any]:
             os.environ["RAG_JUDGE_CACHE_DIR"] = cache
             options, plan, plan_seconds = _plan(name, limit, ks, metrics, model=model)
             started = time.perf_counter()
-            result = run_job(name, options=options, model=model)
+            result = sweep(name, options=options, model=model)
             seconds = time.perf_counter() - started
     finally:
         server.terminate()

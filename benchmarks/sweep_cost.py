@@ -46,9 +46,10 @@ from rag_judge.core.language import detect_language
 from rag_judge.core.types import RagSample
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.score.run import aevaluate
-from rag_judge.jobs.sweep import SweepOptions, run_sweep
+from rag_judge.jobs.sweep import SweepOptions
 from rag_judge.jobs.sweep.in_process import build_rag
 from rag_judge.jobs.sweep.plan import parse_ks
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.judges import DEFAULT_METRICS, JUDGES
 from rag_judge.pipeline.generate import generate_answer
 from rag_judge.prompts.templates import prompt_languages
@@ -122,7 +123,7 @@ async def planned(
     session = _session(args.model)
     client, ledger = session.client, session.ledger
     recorder = Recorder("planned", ledger, save, earlier, cpu=args.cpu)
-    result = await run_sweep(
+    result = await sweep_questions(
         eval_set,
         SweepOptions(ks=tuple(args.ks), metrics=tuple(args.metrics)),
         retriever=rag.retriever,

@@ -1,6 +1,6 @@
 """Where a k-sweep's time goes, step by step, with the embedded model.
 
-Runs ``rag_judge.jobs.sweep.run_job`` exactly as ``rag-judge sweep`` does (BM25, the default
+Runs ``rag_judge.jobs.sweep.sweep`` exactly as ``rag-judge sweep`` does (BM25, the default
 judges, the embedded model, k = 1..10) on the first ``--limit`` questions of a set, with a
 fresh response cache (a prompt repeated within the run, such as the same answer at two ks, is
 paid once), and times every model call by the prompt that made it: the generator's answers,
@@ -10,9 +10,9 @@ what decoding costs. The table lists, per prompt, calls, tokens, seconds and sha
 model's time, biggest first. Prompt tokens count what each call sent: llama.cpp reuses the
 prefix shared with the previous call, so it evaluates fewer (that is the point of the order);
 evaluated tokens count what it really read (prefill) and wrote (decode), from ``Llama.eval``.
-A step of a question's ks that llama.cpp runs as one shared-prefix batch is listed as
-``(..., batch)``: each call takes an equal share of its batch's time, and the tokens the batch
-evaluated count for its first step.
+A step of a question's ks that llama.cpp runs together over the ks' shared prefix (one round)
+is listed as ``(..., together)``: each call takes an equal share of its round's time, and the
+tokens the round evaluated count for its first step.
 
 Usage::
 
@@ -38,7 +38,7 @@ from rag_judge.backends.local.embedders import _SerialEncoder
 from rag_judge.backends.local.local_llama import LocalLlama
 from rag_judge.backends.local.shared_prefix import SharedPrefixContext
 from rag_judge.backends.types import ChatRequest
-from rag_judge.jobs.sweep.job import run_job
+from rag_judge.jobs.sweep.job import sweep
 from rag_judge.jobs.sweep.plan import parse_ks
 
 RESULTS = Path(__file__).parent / "results"
@@ -61,8 +61,8 @@ class StepClock:
         )
 
     def count_tokens(self, run: Callable[..., Any]) -> Callable[..., Any]:
-        """``run(owner, tokens)`` (``Llama.eval``, a batch context's ``_decode``) counting the
-        tokens llama.cpp really evaluates into the running step."""
+        """``run(owner, tokens)`` (``Llama.eval``, a shared-prefix context's ``_decode``)
+        counting the tokens llama.cpp really evaluates into the running step."""
         clock = self
 
         def counted(owner: Any, tokens: Any) -> Any:
@@ -95,15 +95,15 @@ class StepClock:
 
         return timed
 
-    def wrap_batch(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
-        """``LocalLlama.run_batch`` timed into its calls' steps (``... (batch)``), each call
-        taking an equal share of the batch's time; its evaluated tokens go to the batch's
+    def wrap_together(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        """``LocalLlama.run_together`` timed into its calls' steps (``... (together)``), each
+        call taking an equal share of the round's time; its evaluated tokens go to the round's
         first step."""
         clock = self
 
         async def timed(backend: Any, calls: list[tuple[str, ChatRequest]]) -> Any:
             names = [
-                _prompt_step(("decode" if kind == "chat" else "yes/no") + ", batch")(backend, r)
+                _prompt_step(("decode" if kind == "chat" else "yes/no") + ", together")(backend, r)
                 for kind, r in calls
             ]
             started = time.perf_counter()
@@ -136,7 +136,7 @@ def run(set_name: str, limit: int, ks: str, metrics: str | None = None) -> dict[
     Llama.eval = clock.count_tokens(Llama.eval)  # type: ignore[method-assign]
     LocalLlama.complete = clock.wrap(LocalLlama.complete, _prompt_step("decode"))  # type: ignore[method-assign]
     LocalLlama.yes_probability = clock.wrap(LocalLlama.yes_probability, _prompt_step("yes/no"))  # type: ignore[method-assign]
-    LocalLlama.run_batch = clock.wrap_batch(LocalLlama.run_batch)  # type: ignore[method-assign]
+    LocalLlama.run_together = clock.wrap_together(LocalLlama.run_together)  # type: ignore[method-assign]
     SharedPrefixContext._decode = clock.count_tokens(SharedPrefixContext._decode)  # type: ignore[method-assign]
     _SerialEncoder.embed = clock.wrap(_SerialEncoder.embed, lambda e, _: f"embed {e.name}")  # type: ignore[method-assign]
     per_question: list[dict[str, Any]] = []
@@ -150,7 +150,7 @@ def run(set_name: str, limit: int, ks: str, metrics: str | None = None) -> dict[
 
     with tempfile.TemporaryDirectory() as cache:  # fresh, as on a first run: repeats are free
         chosen = {"metrics": tuple(metrics.split(","))} if metrics else {}
-        result = run_job(
+        result = sweep(
             set_name,
             ks=parse_ks(ks),
             limit=limit,

@@ -1,7 +1,8 @@
 """`sweep --until-decided`: does elimination keep the best k, and what does it save?
 
 Two measurements of the product's sequential rule
-(:func:`rag_judge.jobs.sweep.sequential.replay_sequential`, the function the job's looks are):
+(:func:`rag_judge.jobs.sweep.decision.sequential.replay_sequential`, the function the job's
+looks are):
 
 - ``simulate``: seeded runs with known per-k means (questions correlated across ks through a
   per-question ease, as real questions are), for each spending function and step: how often the
@@ -30,8 +31,8 @@ from typing import Any
 import numpy as np
 from _machine import machine_info
 
-from rag_judge.jobs.sweep.recommend import recommend
-from rag_judge.jobs.sweep.sequential import SPENDINGS, replay_sequential
+from rag_judge.jobs.sweep.decision.recommend import recommend
+from rag_judge.jobs.sweep.decision.sequential import SPENDINGS, replay_sequential
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"

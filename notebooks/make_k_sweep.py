@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.report.sweep_report import write_sweep_report
-from rag_judge.jobs.sweep.job import arun_job
+from rag_judge.jobs.sweep.job import asweep
 from rag_judge.jobs.sweep.plan import parse_ks
 
 EVAL_SET = os.environ.get("SWEEP_EVAL_SET", "cmrc2018_zh")
@@ -42,7 +42,7 @@ prompt extends the previous one and llama.cpp re-reads only the new passage. The
 run: faithfulness and answer relevancy per k, completeness per k against the reference, and
 context recall for every k from one pass over the top K. Every model call goes through the
 response cache: re-running this cell costs no model call."""),
-    code("""result = await arun_job(eval_set, ks=KS, progress=lambda qid: print("swept", qid))
+    code("""result = await asweep(eval_set, ks=KS, progress=lambda qid: print("swept", qid))
 frame = result.per_question
 frame[["question_id", "k", "doc_recall", "text_recall", *result.metrics, "calls"]]"""),
     md("""Retrieval is scored twice: by document id against the qrels (`doc_*`) and by whether a

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +12,7 @@ import click
 
 from rag_judge.cli.common import NOTHING_JUDGED, friendly_errors, metric_names
 from rag_judge.cli.few_shot import few_shot_option, read_few_shot
+from rag_judge.cli.mlflow_option import check_mlflow, log_to_mlflow
 from rag_judge.cli.options import (
     BASE_URL_HELP,
     CONCURRENCY_HELP,
@@ -29,14 +30,12 @@ from rag_judge.cli.options import (
 from rag_judge.cli.profile_option import calibration_option
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
-from rag_judge.cli.tracking import check_mlflow, log_to_mlflow
-from rag_judge.jobs.sweep.decision import DEFAULT_CONFIDENCE, DEFAULT_MARGIN
-from rag_judge.jobs.sweep.sequential import DEFAULT_STEP
+from rag_judge.jobs.sweep.decision.defaults import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, DEFAULT_STEP
 from rag_judge.judges import DEFAULT_OBJECTIVE
 
 if TYPE_CHECKING:
     from rag_judge.data.eval_sets import EvalSet
-    from rag_judge.integrations.tracking import TrackedRun
+    from rag_judge.integrations.tracking_store import TrackedRun
     from rag_judge.jobs.sweep.job import SweepRun
     from rag_judge.jobs.sweep.options import SweepOptions
     from rag_judge.runtime.executors.on_ray import RayTarget
@@ -130,7 +129,7 @@ class SweepArgs:
 )
 @click.option(
     "--margin",
-    type=click.FloatRange(min=0, max=1, max_open=True),
+    type=float,
     default=DEFAULT_MARGIN,
     show_default=True,
     help="Recommend the cheapest k whose objective is confirmed within this much of the best.",
@@ -238,37 +237,21 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     asked for, and the eval set loaded."""
     from rag_judge.core.errors import InputError
     from rag_judge.data.eval_sets import load_eval_set
-    from rag_judge.jobs.sweep.budget import Budget
     from rag_judge.jobs.sweep.options import STATE_FILE, SweepOptions
-    from rag_judge.jobs.sweep.plan import parse_ks
-    from rag_judge.judges import JudgeOptions
     from rag_judge.report.sweep_report import FILES as REPORT_FILES
     from rag_judge.runtime.outputs import check_distinct, check_output_folder
 
     settings, output, rag = options.model.load(), options.output, options.rag
     judging = options.judging
-    job = SweepOptions(
-        ks=parse_ks(options.ks),
-        objective=options.objective,
-        margin=options.margin,
-        confidence=options.confidence,
-        metrics=tuple(metric_names(options.metrics)),
-        limit=options.limit,
-        retriever=options.retriever,
-        rerank=options.rerank,
-        rerank_depth=options.rerank_depth,
-        rag=rag,
-        judge=JudgeOptions(
-            support_probability=options.support_probability,
-            mode=judging.mode,
-            reasons=judging.reasons,
-            few_shot=read_few_shot(options.few_shot),
-        ),
-        calibration=options.calibration,
-        until_decided=options.until_decided,
-        max_questions=options.max_questions,
-        budget=None if options.budget is None else Budget.parse(options.budget),
-        step=options.step,
+    given = {f.name: getattr(options, f.name) for f in fields(options)}
+    job = SweepOptions.build(
+        **{
+            **{name: value for name, value in given.items() if name in SweepOptions.names()},
+            "metrics": tuple(metric_names(options.metrics)),
+            "mode": judging.mode,
+            "reasons": judging.reasons,
+            "few_shot": read_few_shot(options.few_shot),
+        }
     )
     if job.until_decided and (options.scale.batch or options.scale.executor != "local"):
         raise InputError(
@@ -331,6 +314,6 @@ def _tracked(
     eval_set: str, job: SweepOptions, run: SweepRun, files: tuple[Path, ...]
 ) -> TrackedRun:
     """The sweep as ``--mlflow`` logs it: parameters, metrics per k, the decision, the files."""
-    from rag_judge.integrations.tracked import sweep_run
+    from rag_judge.integrations.logged_runs import sweep_run
 
     return sweep_run(run.result, files, eval_set=eval_set, options=job)

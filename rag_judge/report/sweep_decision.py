@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag_judge.jobs.sweep.decision import K_COST, Decision
-from rag_judge.jobs.sweep.recommend import KStanding, Recommendation
-from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES
+from rag_judge.jobs.sweep.decision.recommend import KStanding, Recommendation
+from rag_judge.jobs.sweep.decision.record import K_COST, Decision
+from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES
 from rag_judge.report.tables import MISSING
 
 REFUSAL_HEADS = {
@@ -51,7 +51,7 @@ def standing_label(standing: KStanding, found: Recommendation) -> str:
 def decision_view(decision: Decision) -> DecisionView:
     """The view of a decision; an empty table when no k could be compared."""
     found = decision.recommendation
-    objective = decision.objective.used or "objective"
+    objective = str(decision.objective.used or "objective")
     if found is None or not found.standings:
         return DecisionView(decision.headline, decision.sentence, (), (), None)
     reference = found.reference_k

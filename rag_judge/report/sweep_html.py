@@ -16,10 +16,10 @@ from typing import Any
 import pandas as pd
 
 from rag_judge.core.types import ClaimVerdict
-from rag_judge.jobs.sweep.columns import COST_COLUMNS
-from rag_judge.jobs.sweep.decision import Decision
+from rag_judge.jobs.sweep.decision.columns import COST_COLUMNS
+from rag_judge.jobs.sweep.decision.record import Decision
+from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES
 from rag_judge.jobs.sweep.explain import SHOWN_WORST, worst_rows
-from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.judges import JUDGES
 from rag_judge.report.sweep_decision import REFUSAL_HEADS, decision_view

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_judge.jobs.sweep.decision import K_COST, Decision
+from rag_judge.jobs.sweep.decision.record import K_COST, Decision
 from rag_judge.report.sweep_decision import standing_label
 
 RETRIEVAL_PLOTTED = ("doc_recall", "doc_ndcg", "text_recall", "text_joint_recall")

@@ -15,6 +15,7 @@ from rag_judge.jobs.sweep.by_question import (
     found_but_wrong,
     match_column,
 )
+from rag_judge.jobs.sweep.decision.objective import Objective
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.report.tables import MISSING
 
@@ -38,12 +39,12 @@ class QuestionView:
     """(k, questions whose answer text is in the top k, of them answered wrong, share)."""
 
 
-def question_view(result: SweepResult, objective: str | None) -> QuestionView:
+def question_view(result: SweepResult, objective: Objective | None) -> QuestionView:
     """The cost-per-k table, the questions whose answer changes with k, and per k the
     questions whose passage was found but whose answer matches no reference."""
     frame = result.per_question
     cost = cost_by_k(frame, objective)
-    label = objective or "objective"
+    label = str(objective or "objective")
     cost_head = ("k", "generator prompt tokens", label, f"{label} per 1,000 prompt tokens")
     cost_rows = tuple(
         (str(r["k"]), _number(r["prompt_tokens"], 0), _number(r["objective"], 3),

@@ -5,7 +5,7 @@ question x k; missing values stay empty, never "nan"), ``summary.csv`` (per k an
 bootstrap CI, questions scored; the refusal shares too), ``decision.json``, ``sweep.png``,
 ``report.html`` and ``summary.md``. The recommended k and the objective it is chosen by are the
 sweep's decision (``result.decision``, made by the job:
-:func:`rag_judge.jobs.sweep.objective.decide`); the report only renders it. Nothing depends on
+:func:`rag_judge.jobs.sweep.decision.decide`); the report only renders it. Nothing depends on
 the clock: the same sweep gives the same files.
 """
 
@@ -20,9 +20,11 @@ from typing import Any
 import pandas as pd
 
 from rag_judge.core.errors import InputError
+from rag_judge.jobs.sweep.decision.decide import decide
+from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice
+from rag_judge.jobs.sweep.decision.outcomes import objective_table, row_outcomes
+from rag_judge.jobs.sweep.decision.record import Decision
 from rag_judge.jobs.sweep.explain import SHOWN_WORST
-from rag_judge.jobs.sweep.objective import Decision, Objective, decide
-from rag_judge.jobs.sweep.outcomes import objective_table, row_outcomes
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.summary import summarise
 from rag_judge.report.sweep_decision import DecisionView, decision_view
@@ -65,7 +67,7 @@ class SweepReport:
     """What the report renders: the objective, the recommended k (or why none), per k figures."""
 
     @property
-    def objective(self) -> Objective:
+    def objective(self) -> ObjectiveChoice:
         """The objective k was chosen by, and why, when not the one asked for."""
         return self.decision.objective
 
@@ -91,16 +93,16 @@ def main_metrics(result: SweepResult) -> list[str]:
 
 
 def with_objective(
-    result: SweepResult, summary: pd.DataFrame, objective: str | None, **bootstrap: int
+    result: SweepResult, summary: pd.DataFrame, objective: Objective | None, **bootstrap: int
 ) -> pd.DataFrame:
     """The summary plus a compound objective's rows (mean and CI per k), for display: as the
     decision counts it (every question at every k, a refusal valued), over its questions."""
-    if objective is None or "*" not in objective:
+    if objective is None or len(objective.parts) == 1:
         return summary
     table = objective_table(result.per_question, objective)
     frame = result.per_question[result.per_question["question_id"].isin(table.values.index)]
-    frame = frame.assign(**{objective: row_outcomes(frame, objective)["value"]})
-    extra = summarise(frame, [objective], **bootstrap)
+    frame = frame.assign(**{str(objective): row_outcomes(frame, objective)["value"]})
+    extra = summarise(frame, [str(objective)], **bootstrap)
     return pd.concat([summary, extra], ignore_index=True)
 
 
@@ -118,7 +120,7 @@ def render_summary_markdown(
     Args:
         result: The sweep.
         summary: Per k and metric means (:func:`with_objective` adds a compound objective).
-        decision: The sweep's decision (see :func:`~rag_judge.jobs.sweep.objective.decide`).
+        decision: The sweep's decision (see :func:`~rag_judge.jobs.sweep.decision.decide`).
         title: The heading (the eval set and what was swept).
         files: The report's files, listed at the end.
         sides: What fewer and more passages than the reference k did (:func:`read_sides`).
@@ -143,7 +145,7 @@ def render_summary_markdown(
         lines += [f"> {markdown_text(decision.objective.note)}", ""]
     lines += _decision_table(view)
     used = decision.objective.used
-    columns = [c for c in [used] if c and "*" in c] + main_metrics(result)
+    columns = [str(used)] * (used is not None and len(used.parts) > 1) + main_metrics(result)
     lines += ["## Mean per k", "", _MEANS_NOTE, ""]
     lines += [*_markdown_table(summary, columns, view.marked), ""]
     lines += _question_sections(question_view(result, used))
@@ -270,7 +272,7 @@ def write_sweep_report(
     result: SweepResult,
     out_dir: Path,
     *,
-    objective: str | None = None,
+    objective: str | Objective | None = None,
     decision: Decision | None = None,
     title: str = "",
     worst: int = SHOWN_WORST,
@@ -299,7 +301,7 @@ def write_sweep_report(
         raise InputError("give an objective or a decision, not both", field="objective")
     if decision is None:
         decision = result.decision if objective is None else None
-    if decision is None:  # a result made outside the job (run_sweep), or another objective
+    if decision is None:  # a result made outside the job (sweep_questions), or another objective
         decision = decide(result, objective, n_resamples=n_resamples, seed=seed)
     used = decision.objective.used
     reference = decision.recommendation.reference_k if decision.recommendation else None
@@ -326,7 +328,7 @@ def write_sweep_report(
     retrieval = [m for m in RETRIEVAL_PLOTTED if m in frame.columns]
     png = sweep_png(shown, decision, ks=result.ks, retrieval=retrieval, title=title)
     paths["sweep.png"].write_bytes(png)
-    judges = [c for c in [used] if c and "*" in c] + list(result.metrics)
+    judges = [str(used)] * (used is not None and len(used.parts) > 1) + list(result.metrics)
     html = render_sweep_html(
         result,
         shown,

@@ -27,10 +27,11 @@ from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.cli import main
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document
-from rag_judge.jobs.sweep import SweepOptions, run_sweep
-from rag_judge.jobs.sweep.job import run_job
-from rag_judge.jobs.sweep.objective import parse_objective
+from rag_judge.jobs.sweep import SweepOptions
+from rag_judge.jobs.sweep.decision import Objective
+from rag_judge.jobs.sweep.job import sweep
 from rag_judge.jobs.sweep.plan import parse_ks
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.runtime.settings import load_settings
 
 
@@ -50,7 +51,7 @@ def sweep_calls(cache: ResponseCache, *, die_after: int | None = None) -> Script
         return respond(request)
 
     backend = ScriptedBackend(respond=dying)
-    sweep = run_sweep(
+    swept = sweep_questions(
         TOY,
         SweepOptions(ks=(1, 2, 3, 4)),
         retriever=FixedRetriever(),
@@ -59,10 +60,10 @@ def sweep_calls(cache: ResponseCache, *, die_after: int | None = None) -> Script
         embedder=EmbeddingClient(ScriptedEmbedder()),
     )
     if die_after is None:
-        asyncio.run(sweep)
+        asyncio.run(swept)
     else:
         with pytest.raises(Killed):
-            asyncio.run(sweep)
+            asyncio.run(swept)
     return backend
 
 
@@ -231,7 +232,7 @@ def test_a_k_beyond_the_index_fails_before_any_model_call(tmp_path: Path) -> Non
     backend = ScriptedBackend(respond=respond)
     settings = load_settings({"cache_dir": str(tmp_path)}, env={}, config_path=None)
     with pytest.raises(InputError, match=r"k=9 is more than the \d chunks in the index"):
-        run_job(toy, ks=range(1, 10), client=ModelClient(backend), cache=False, settings=settings)
+        sweep(toy, ks=range(1, 10), client=ModelClient(backend), cache=False, settings=settings)
     assert backend.requests == []
 
 
@@ -260,8 +261,8 @@ def test_parse_ks(text: str, ks: tuple[int, ...]) -> None:
 
 def test_an_empty_objective_is_an_error_not_the_default() -> None:
     with pytest.raises(InputError, match="the objective is empty"):
-        parse_objective("  ")
-    assert parse_objective(None) == "faithfulness*completeness"
+        Objective.parse("  ")
+    assert str(Objective.parse(None)) == "faithfulness*completeness"
 
 
 @pytest.mark.parametrize("text", ["", "0", "a", "2-", "4-2", "1,,2", "-3", "1-1001"])
@@ -446,7 +447,7 @@ def test_the_python_api_returns_the_decision_the_cli_renders(
     calls = served.total_calls
     monkeypatch.setenv("RAG_JUDGE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    result = run_job(
+    result = sweep(
         "cmrc2018_zh",
         limit=2,
         ks="1-3",

@@ -27,7 +27,8 @@ from rag_judge.backends.wrapper.client import CallPolicy
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery
-from rag_judge.jobs.sweep import SweepOptions, SweepResult, run_sweep
+from rag_judge.jobs.sweep import SweepOptions, SweepResult
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.jobs.sweep.sources import NO_INDEX
 from rag_judge.pipeline.external.base import (
     CallableRag,
@@ -65,7 +66,7 @@ def answer(question: str, k: int) -> str:
 def external_sweep(rag: ExternalRag) -> tuple[SweepResult, ScriptedBackend]:
     backend = ScriptedBackend(respond=respond)
     result = asyncio.run(
-        run_sweep(
+        sweep_questions(
             TOY,
             SweepOptions(ks=KS),
             rag=rag,
@@ -257,7 +258,7 @@ def http_sweep(handler: Handler, **options: Any) -> tuple[SweepResult, ScriptedB
         host, port = runner.addresses[0][:2]
         backend = ScriptedBackend(respond=respond)
         try:
-            result = await run_sweep(
+            result = await sweep_questions(
                 TOY,
                 SweepOptions(ks=KS),
                 rag=HttpRag(f"http://{host}:{port}/rag", **options),
@@ -378,6 +379,6 @@ def test_run_sweep_takes_either_a_rag_or_a_retriever() -> None:
     client = ModelClient(ScriptedBackend(respond=respond))
     rag = CallableRag(contexts)
     with pytest.raises(InputError, match="give either rag or retriever and chunks, not both"):
-        asyncio.run(run_sweep(TOY, rag=rag, retriever=FixedRetriever(), client=client))
+        asyncio.run(sweep_questions(TOY, rag=rag, retriever=FixedRetriever(), client=client))
     with pytest.raises(InputError, match="give a retriever and its chunks, or rag"):
-        asyncio.run(run_sweep(TOY, chunks=CHUNKS, client=client))
+        asyncio.run(sweep_questions(TOY, chunks=CHUNKS, client=client))

@@ -24,7 +24,8 @@ from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest, YesNoResponse
 from rag_judge.backends.wrapper.client import CallPolicy
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.sweep import SweepOptions, run_sweep
+from rag_judge.jobs.sweep import SweepOptions
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.pipeline.base import Hit
 from rag_judge.pipeline.rerank import (
     CrossEncoderReranker,
@@ -266,7 +267,7 @@ def test_a_sweep_with_a_reranked_retriever() -> None:
         FixedRetriever(), LLMReranker(client, {c.id: c.text for c in CHUNKS}), depth=4
     )
     result = asyncio.run(
-        run_sweep(
+        sweep_questions(
             TOY,
             SweepOptions(ks=(1, 2), metrics=()),
             retriever=retriever,

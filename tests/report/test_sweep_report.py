@@ -27,7 +27,8 @@ from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Usage
 from rag_judge.jobs.sweep import SweepResult
-from rag_judge.jobs.sweep.objective import Objective, choose_objective, decide
+from rag_judge.jobs.sweep.decision import decide
+from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice, choose_objective
 from rag_judge.jobs.sweep.plan import NO_REFERENCE
 from rag_judge.report.sweep_html import cost_totals, worst_cases
 from rag_judge.report.sweep_models import models_sentence, self_judging_warning
@@ -179,7 +180,8 @@ def test_the_html_escapes_every_text(toy: SweepResult, tmp_path: Path) -> None:
 
 def test_the_markdown_names_the_best_k_and_tabulates_the_means(toy: SweepResult) -> None:
     chosen = choose_objective(toy)
-    assert chosen == Objective("faithfulness*completeness", "faithfulness*completeness")
+    default = Objective.parse("faithfulness*completeness")
+    assert chosen == ObjectiveChoice(default, default)
     decision = decide(toy, n_resamples=RESAMPLES)
     summary = with_objective(toy, toy.summary(n_resamples=RESAMPLES), chosen.used)
     text = render_summary_markdown(toy, summary, decision, title="Toy")
@@ -255,7 +257,10 @@ def test_a_reference_free_set_falls_back_to_faithfulness_and_says_why(
     free: SweepResult, tmp_path: Path
 ) -> None:
     chosen = choose_objective(free)
-    assert (chosen.requested, chosen.used) == ("faithfulness*completeness", "faithfulness")
+    assert (str(chosen.requested), str(chosen.used)) == (
+        "faithfulness*completeness",
+        "faithfulness",
+    )
     assert "completeness was skipped: no reference answers" in chosen.note
     report = write_sweep_report(free, tmp_path, n_resamples=RESAMPLES)
     assert report.objective == chosen
@@ -275,11 +280,12 @@ def test_a_reference_free_set_falls_back_to_faithfulness_and_says_why(
 
 
 def test_an_asked_objective_is_used_checked_or_replaced(free: SweepResult) -> None:
-    assert choose_objective(free, "doc_ndcg") == Objective("doc_ndcg", "doc_ndcg")
+    ndcg = Objective.parse("doc_ndcg")
+    assert choose_objective(free, "doc_ndcg") == ObjectiveChoice(ndcg, ndcg)
     with pytest.raises(InputError, match="unknown metric 'faithfullness'"):
         choose_objective(free, "faithfullness")
     missing = choose_objective(free, "text_recall")  # no references: no text measures
-    assert missing.used == "faithfulness"
+    assert str(missing.used) == "faithfulness"
     assert "text_recall was not measured" in missing.note
 
 
@@ -303,7 +309,7 @@ def test_without_any_value_there_is_no_best_k_and_the_report_still_writes(
     assert report.plot_path.read_bytes().startswith(PNG_MAGIC)
     # An objective whose judge ran but scored nothing is not replaced by a fallback.
     measured = choose_objective(empty, "faithfulness")
-    assert measured.used == "faithfulness"
+    assert str(measured.used) == "faithfulness"
     decided = decide(empty, "faithfulness", n_resamples=RESAMPLES)
     assert decided.recommended_k is None
     assert decided.sentence.startswith("No question has a value of faithfulness at every k")
@@ -372,6 +378,6 @@ def test_the_decision_comes_from_the_result_without_a_report(
     assert list(tmp_path.iterdir()) == []  # deciding wrote nothing
     by_faithfulness = decide(toy, "faithfulness", n_resamples=RESAMPLES)
     rendered = write_sweep_report(toy, tmp_path / "r", decision=by_faithfulness)
-    assert rendered.objective.used == "faithfulness"  # the report renders the given decision
+    assert str(rendered.objective.used) == "faithfulness"  # the report renders the given decision
     with pytest.raises(InputError, match="an objective or a decision, not both"):
         write_sweep_report(toy, tmp_path / "r2", objective="faithfulness", decision=decision)

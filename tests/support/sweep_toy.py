@@ -23,7 +23,8 @@ from rag_judge.backends.wrapper.cache import ResponseCache
 from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
-from rag_judge.jobs.sweep import SweepOptions, SweepResult, run_sweep
+from rag_judge.jobs.sweep import SweepOptions, SweepResult
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.judges import DEFAULT_METRICS, JudgeOptions
 from rag_judge.pipeline.base import Hit
 from rag_judge.pipeline.chunking import Chunk
@@ -138,8 +139,8 @@ def toy_sweep(
 ) -> tuple[SweepResult, ScriptedBackend]:
     """The toy sweep; ``generator``: a separate model that answers (default: the judge);
     ``metrics``, ``objective`` and the judge's ``options`` go into the sweep's options, the
-    rest (``progress``, ``on_question``) to :func:`run_sweep`; ``backend``: the judge's (default:
-    a scripted one answering with :func:`respond`)."""
+    rest (``progress``, ``on_question``) to :func:`sweep_questions`; ``backend``: the judge's
+    (default: a scripted one answering with :func:`respond`)."""
     backend = backend or ScriptedBackend(respond=respond)
     client = ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=concurrency))
     if generator is not None:
@@ -152,7 +153,7 @@ def toy_sweep(
         judge=options or JudgeOptions(),
     )
     result = asyncio.run(
-        run_sweep(
+        sweep_questions(
             eval_set,
             chosen,
             retriever=FixedRetriever(),

@@ -19,8 +19,9 @@ from typing import Literal
 
 import pandas as pd
 
-from rag_judge.jobs.sweep.columns import ANSWER_TOKENS
-from rag_judge.jobs.sweep.outcomes import objective_table
+from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS
+from rag_judge.jobs.sweep.decision.objective import Objective
+from rag_judge.jobs.sweep.decision.outcomes import objective_table
 from rag_judge.judges.reference_match import ANSWER_F1, EXACT_MATCH
 
 MATCH_COLUMNS = (ANSWER_F1.name, EXACT_MATCH.name)
@@ -121,7 +122,7 @@ def found_but_wrong(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def cost_by_k(frame: pd.DataFrame, objective: str | None) -> pd.DataFrame:
+def cost_by_k(frame: pd.DataFrame, objective: str | Objective | None) -> pd.DataFrame:
     """Per k: mean generator prompt tokens per question, the objective's mean as the decision
     counts it, and the objective per 1,000 prompt tokens (empty cells when either is unknown),
     over the decision's questions (every k over the same ones; all questions without an
@@ -130,7 +131,7 @@ def cost_by_k(frame: pd.DataFrame, objective: str | None) -> pd.DataFrame:
     columns = ["k", "prompt_tokens", "objective", "per_1k_tokens"]
     if ANSWER_TOKENS not in frame or frame[ANSWER_TOKENS].isna().all():
         return pd.DataFrame(columns=columns)
-    table = objective_table(frame, objective) if objective is not None else None
+    table = objective_table(frame, Objective.parse(objective)) if objective is not None else None
     if table is not None:
         frame = frame[frame["question_id"].isin(table.values.index)]
     rows = []

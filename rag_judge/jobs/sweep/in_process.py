@@ -10,20 +10,20 @@ dense retrieval share the session's embedder for the set's language
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.data.eval_sets import EvalSet
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.plan import check_ks_fit
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.run import run_sweep
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.judges import JUDGES
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.build import build_retriever, eval_set_chunks
 from rag_judge.pipeline.chunking import Chunk
+from rag_judge.pipeline.external.base import ExternalRag
 from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.session import Session
 
@@ -63,42 +63,60 @@ class PreparedSweep:
     it (the whole set, or one batch of a sweep ``--until-decided``)."""
 
     session: Session
-    run_kwargs: Mapping[str, Any]
-    """What :func:`run_sweep` needs besides the questions and the options."""
+    under_test: RagUnderTest | ExternalRag
+    """Our retriever over the set's chunks, or the user's RAG."""
+    embedder: EmbeddingClient | None
+    """The embedder of answer relevancy (None when no judge needs one)."""
 
     async def sweep(
         self, questions: EvalSet, options: SweepOptions, events: Events = QUIET
     ) -> SweepResult:
-        """Sweep ``questions`` (a share of the prepared set) with ``options``."""
-        return await run_sweep(questions, options, on_question=events.finished, **self.run_kwargs)
+        """Sweep ``questions`` (a share of the prepared set) with ``options``, undecided."""
+        session = self.session
+        if isinstance(self.under_test, RagUnderTest):
+            return await sweep_questions(
+                questions,
+                options,
+                retriever=self.under_test.retriever,
+                chunks=self.under_test.chunks,
+                client=session.client,
+                generator=session.generator,
+                embedder=self.embedder,
+                on_question=events.finished,
+            )
+        return await sweep_questions(
+            questions,
+            options,
+            rag=self.under_test,
+            client=session.client,
+            generator=session.generator,
+            embedder=self.embedder,
+            on_question=events.finished,
+        )
 
 
 async def prepare_sweep(loaded: EvalSet, session: Session, options: SweepOptions) -> PreparedSweep:
     """Build the RAG under test for ``loaded`` (or load the user's), checked against the ks."""
     names = options.metrics
     needs_embedder = any(JUDGES[n].needs_embedder for n in names if n not in loaded.not_applicable)
-    common: dict[str, Any] = {"client": session.client, "generator": session.generator}
     if options.rag is not None:
         from rag_judge.pipeline.external.load import external_rag
 
         embedder = session.embedder_for(loaded.language) if needs_embedder else None
         rag = external_rag(options.rag, timeout=session.settings.timeout)
-        return PreparedSweep(session, {**common, "rag": rag, "embedder": embedder})
+        return PreparedSweep(session, rag, embedder)
     built = await build_rag(
         loaded, session, retriever=options.retriever, needs_embedder=needs_embedder
     )
     check_ks_fit(options.ks, len(built.chunks))
-    under_test = built.retriever
     if options.rerank is not None:
         from rag_judge.pipeline.rerank import RerankedRetriever, reranker_from_spec
 
         texts = {c.id: c.text for c in built.chunks}
         reranker = reranker_from_spec(options.rerank, client=session.generator, chunk_texts=texts)
-        under_test = RerankedRetriever(under_test, reranker, depth=options.rerank_depth)
-    return PreparedSweep(
-        session,
-        {**common, "retriever": under_test, "chunks": built.chunks, "embedder": built.embedder},
-    )
+        reranked = RerankedRetriever(built.retriever, reranker, depth=options.rerank_depth)
+        built = dataclasses.replace(built, retriever=reranked)
+    return PreparedSweep(session, built, built.embedder)
 
 
 async def sweep_in_process(

@@ -1,10 +1,15 @@
-"""The k-sweep's one entry: :func:`sweep_job` runs a sweep with a session and options, where the
-executor says, then calibrates and decides (``rag-judge sweep``, ``make demo``); :func:`arun_job`
-and :func:`run_job` are its keyword form for Python and notebooks, returning the same decided
-result. In process the sweep is
-:func:`~rag_judge.jobs.sweep.in_process.sweep_in_process`; batched, it runs in stages over the
-response cache (:mod:`rag_judge.runtime.executors.batched`) with both the judge's and the
-generator's clients; on Ray, as shares of the questions (:mod:`rag_judge.jobs.sweep.on_ray`).
+"""The k-sweep's entries, one per form, all returning the same decided, calibrated result:
+
+- :func:`sweep` and :func:`asweep` (Python, notebooks; named as :func:`rag_judge.evaluate` and
+  :func:`rag_judge.aevaluate` are): an eval set and the options, given whole or as keywords;
+- :func:`sweep_job` (``rag-judge sweep``, ``make demo``): a session and options, where the
+  executor says.
+
+In process the sweep is :func:`~rag_judge.jobs.sweep.in_process.sweep_in_process`; batched, it
+runs in stages over the response cache (:mod:`rag_judge.runtime.executors.batched`) with both
+the judge's and the generator's clients; on Ray, as shares of the questions
+(:mod:`rag_judge.jobs.sweep.on_ray`). Every form calibrates (``options.calibration``), then
+decides (:mod:`rag_judge.jobs.sweep.decision`).
 """
 
 from __future__ import annotations
@@ -20,14 +25,14 @@ from rag_judge.calibration.profile import CalibrationProfile
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.calibrate.fit_profile import apply_profile_to_sweep, profile_for_run
+from rag_judge.jobs.sweep.decision.decide import decide
+from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
 from rag_judge.jobs.sweep.explain import explain_shown
 from rag_judge.jobs.sweep.in_process import sweep_in_process
-from rag_judge.jobs.sweep.objective import decide
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress
-from rag_judge.jobs.sweep.sequential import SequentialRecord
 from rag_judge.jobs.sweep.until_decided import decide_active, sweep_until_decided
 from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
@@ -71,16 +76,16 @@ async def sweep_job(
         )
     if not in_process:
         run = await _sweep(eval_set, session, options, executor, events)
-        return replace(run, result=finish(run.result, options, profile))
+        return replace(run, result=decided(calibrated(run.result, profile), options))
     # In process, reasons are written afterwards for the rows the report shows (explain.py).
     loaded = _loaded(eval_set, options)
     unreasoned = replace(options, judge=replace(options.judge, reasons=False))
     if options.until_decided:
         swept, record = await sweep_until_decided(loaded, session, unreasoned, events)
-        result = finish(swept, options, profile, record)
+        result = decided(calibrated(swept, profile), options, record)
     else:
         swept = await sweep_in_process(loaded, session, unreasoned, events)
-        result = finish(swept, options, profile)
+        result = decided(calibrated(swept, profile), options)
     if options.judge.reasons:
         result = await explain_shown(
             result, loaded.queries, session.client, options.judge, events=events
@@ -88,16 +93,16 @@ async def sweep_job(
     return SweepRun(result)
 
 
-def finish(
-    result: SweepResult,
-    options: SweepOptions,
-    profile: tuple[CalibrationProfile, str] | None,
-    record: SequentialRecord | None = None,
+def calibrated(result: SweepResult, profile: tuple[CalibrationProfile, str] | None) -> SweepResult:
+    """``result`` with the profile's calibrated columns (itself when there is no profile)."""
+    return result if profile is None else apply_profile_to_sweep(result, *profile)
+
+
+def decided(
+    result: SweepResult, options: SweepOptions, record: SequentialRecord | None = None
 ) -> SweepResult:
-    """A swept result calibrated by ``profile`` (if any) and decided by ``options``; a run until
-    decided is decided by its last look, over the ks still in, with its record."""
-    if profile is not None:
-        result = apply_profile_to_sweep(result, *profile)
+    """``result`` holding its decision by ``options``; a run until decided is decided by its
+    last look, over the ks still in, with its record."""
     if record is None:
         decision = decide(
             result, options.objective, margin=options.margin, confidence=options.confidence
@@ -160,7 +165,7 @@ async def _sweep(
     return SweepRun(run.result, run.stages)
 
 
-async def arun_job(
+async def asweep(
     eval_set: str | Path | EvalSet,
     options: SweepOptions | None = None,
     *,
@@ -180,7 +185,8 @@ async def arun_job(
     **values: Any,
 ) -> SweepResult:
     """Sweep k on an eval set and decide, as ``rag-judge sweep`` does: the same decided,
-    calibrated result its report renders (``result.decision``).
+    calibrated result its report renders (``result.decision``). :func:`sweep` is the
+    synchronous twin, with the same arguments.
 
     What to sweep is a :class:`~rag_judge.jobs.sweep.options.SweepOptions`, given whole as
     ``options`` or as its keywords (``ks=range(1, 6)``, ``limit=20``, ``metrics=[...]``,
@@ -255,6 +261,23 @@ def _each_question(
     return finished
 
 
-def run_job(eval_set: str | Path | EvalSet, **options: Any) -> SweepResult:
-    """:func:`arun_job` from synchronous code (same keyword arguments)."""
-    return asyncio.run(arun_job(eval_set, **options))
+def sweep(
+    eval_set: str | Path | EvalSet, options: SweepOptions | None = None, **arguments: Any
+) -> SweepResult:
+    """:func:`asweep` from synchronous code (the same arguments, positional ones too).
+
+    Two questions of the bundled CMRC 2018 set, k = 1..3, answered by a scripted model (a real
+    run names one, ``model="openai/gpt-4o-mini"``, or none for the embedded default) and scored
+    by exact match:
+
+    >>> from rag_judge.backends.providers.scripted import ScriptedBackend, register
+    >>> model = register(ScriptedBackend(respond=lambda r: "光荣和ω-force", name="scripted/doc"))
+    >>> result = sweep("cmrc2018_zh", limit=2, ks=[1, 2, 3], metrics=["exact_match"],
+    ...                objective="exact_match",
+    ...                model=model, cache=False)
+    >>> result.decision.objective.used
+    Objective(parts=('exact_match',))
+    >>> result.decision.headline
+    'Undecided between k = 1, 2, 3'
+    """
+    return asyncio.run(asweep(eval_set, options, **arguments))

@@ -1,7 +1,7 @@
 """What a k-sweep varies, measures and decides by: one record, checked once when it is built.
 
 The CLI and the Python API both build a :class:`SweepOptions` and hand it to the job; nothing
-downstream re-checks a value. :meth:`SweepOptions.build` is the keyword form (``run_job(...,
+downstream re-checks a value. :meth:`SweepOptions.build` is the keyword form (``sweep(...,
 ks=range(1, 6), margin=0.02)``): the judge's knobs may be given flat, and a name that is no
 option is refused, naming it.
 """
@@ -16,15 +16,17 @@ from typing import Any
 
 from rag_judge.core.errors import InputError
 from rag_judge.jobs.sweep.budget import Budget
-from rag_judge.jobs.sweep.decision import DEFAULT_CONFIDENCE, DEFAULT_MARGIN
-from rag_judge.jobs.sweep.objective import parse_objective
-from rag_judge.jobs.sweep.plan import MAX_K, parse_ks
-from rag_judge.jobs.sweep.sequential import (
+from rag_judge.jobs.sweep.decision.defaults import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MARGIN,
     DEFAULT_SPENDING,
     DEFAULT_STEP,
     SPENDINGS,
     Spending,
+    check_margin,
 )
+from rag_judge.jobs.sweep.decision.objective import DEFAULT, Objective
+from rag_judge.jobs.sweep.plan import MAX_K, parse_ks
 from rag_judge.judges import DEFAULT_METRICS, JudgeOptions, get_judges
 
 STATE_FILE = "batches.json"
@@ -45,9 +47,9 @@ class SweepOptions:
     """Sweep only the first ``limit`` questions."""
     metrics: tuple[str, ...] = DEFAULT_METRICS
     """Judges (those the set cannot support are skipped and reported)."""
-    objective: str | None = None
-    """What the decision maximises (None: ``faithfulness*completeness``); checked, then kept in
-    its parsed spelling."""
+    objective: Objective = DEFAULT
+    """What the decision maximises (default ``faithfulness*completeness``); a text such as
+    ``"answer_f1"`` or None is parsed once, here, and kept as the value."""
     margin: float = DEFAULT_MARGIN
     """How much worse than the best the recommended k may be (objective scale, 0 to 1)."""
     confidence: float = DEFAULT_CONFIDENCE
@@ -84,12 +86,11 @@ class SweepOptions:
     def __post_init__(self) -> None:
         object.__setattr__(self, "ks", _checked_ks(self.ks))
         object.__setattr__(self, "metrics", tuple(self.metrics))
-        object.__setattr__(self, "objective", parse_objective(self.objective))
+        object.__setattr__(self, "objective", Objective.parse(self.objective))
         get_judges(self.metrics)  # an unknown name fails now, before an index is built
         if self.limit is not None and (_not_int(self.limit) or self.limit < 1):
             raise InputError(f"must be a whole number >= 1, got {self.limit!r}", field="limit")
-        if not (_number(self.margin) and 0 <= self.margin < 1):
-            raise InputError(f"must be a number in [0, 1), got {self.margin!r}", field="margin")
+        object.__setattr__(self, "margin", check_margin(self.margin))
         if not (_number(self.confidence) and 0 < self.confidence < 1):
             raise InputError(
                 f"must be a number in (0, 1), got {self.confidence!r}", field="confidence"
@@ -128,6 +129,11 @@ class SweepOptions:
                 )
 
     @classmethod
+    def names(cls) -> frozenset[str]:
+        """Every keyword :meth:`build` takes: the fields and the judge's knobs."""
+        return frozenset({f.name for f in fields(cls)} | {f.name for f in fields(JudgeOptions)})
+
+    @classmethod
     def build(cls, **values: Any) -> SweepOptions:
         """The options from keywords: any field, and the judge's knobs flat
         (``support_probability``, ``mode``, ``reasons``, ``few_shot``).
@@ -135,11 +141,10 @@ class SweepOptions:
         Raises:
             InputError: a keyword that is no option, or a value refused by the checks.
         """
-        own = {f.name for f in fields(cls)}
         knobs = {f.name for f in fields(JudgeOptions)}
-        if unknown := sorted(set(values) - own - knobs):
+        if unknown := sorted(set(values) - cls.names()):
             raise InputError(
-                f"unknown sweep option {unknown[0]!r}; known: {', '.join(sorted(own | knobs))}",
+                f"unknown sweep option {unknown[0]!r}; known: {', '.join(sorted(cls.names()))}",
                 field=unknown[0],
             )
         flat = {name: values.pop(name) for name in list(values) if name in knobs}

@@ -11,18 +11,19 @@ import pandas as pd
 
 from rag_judge.backends.wrapper.ledger import Ledger
 from rag_judge.core.types import FAILED_STATUSES, JudgeResult
-from rag_judge.jobs.sweep.columns import (
+from rag_judge.jobs.sweep.decision.columns import (
     ANSWER_TOKENS,
     ANSWERABLE,
     COST_COLUMNS,
     ID_COLUMNS,
     REFUSED,
 )
-from rag_judge.jobs.sweep.decision import Decision
+from rag_judge.jobs.sweep.decision.objective import DEFAULT, Objective
+from rag_judge.jobs.sweep.decision.record import Decision
+from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES, refusal_indicators
 from rag_judge.jobs.sweep.plan import SweepPlan
-from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES, refusal_indicators
 from rag_judge.jobs.sweep.summary import summarise
-from rag_judge.judges import DEFAULT_OBJECTIVE, JUDGES
+from rag_judge.judges import JUDGES
 from rag_judge.retrieval.by_k import ID_MEASURES, TEXT_MEASURES, Values
 
 
@@ -60,7 +61,7 @@ class SweepResult:
     """The top-K chunk ids per question id, best first (the top k are the first k)."""
     passages: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     """The top-K passage texts per question id, best first (what the answers were made from)."""
-    objective: str = DEFAULT_OBJECTIVE
+    objective: Objective = DEFAULT
     """What the best k maximises, as asked for (checked before the sweep ran)."""
     judge_mode: str = ""
     """The path the judges took, ``score`` or ``generate`` ("" when not recorded)."""
@@ -70,7 +71,7 @@ class SweepResult:
     """Columns of calibrated P(supported) from a profile (``<judge>_calibrated``), if any."""
     decision: Decision | None = None
     """Which k to use and how sure that is (None until the job decides:
-    :func:`~rag_judge.jobs.sweep.objective.decide`)."""
+    :func:`~rag_judge.jobs.sweep.decision.decide`)."""
 
     @property
     def value_columns(self) -> list[str]:
@@ -82,8 +83,8 @@ class SweepResult:
         self, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
     ) -> pd.DataFrame:
         """Per k and metric: ``mean``, ``ci_low``/``ci_high`` (bootstrap) and ``n_scored``; with
-        the refusal shares (:data:`~rag_judge.jobs.sweep.refusals.REFUSAL_MEASURES`) when the
-        sweep has answers."""
+        the refusal shares (:data:`~rag_judge.jobs.sweep.decision.refusals.REFUSAL_MEASURES`)
+        when the sweep has answers."""
         frame, columns = self.per_question, self.value_columns
         if REFUSED in frame.columns and frame[REFUSED].notna().any():
             frame = frame.assign(**refusal_indicators(frame))

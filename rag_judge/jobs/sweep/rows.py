@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from rag_judge.core.types import JudgeResult
 from rag_judge.data.eval_sets import EvalQuery
-from rag_judge.jobs.sweep.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
+from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
 from rag_judge.jobs.sweep.plan import SweepPlan
 from rag_judge.judges.refusal import answer_refuses
 from rag_judge.pipeline.generate import Generation

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
@@ -26,7 +25,6 @@ from rag_judge.jobs.sweep.plan import plan_sweep
 from rag_judge.jobs.sweep.result import SweepResult, build_frame
 from rag_judge.jobs.sweep.rows import QuestionRun, question_rows
 from rag_judge.jobs.sweep.sources import from_index, from_rag
-from rag_judge.judges import DEFAULT_OBJECTIVE
 from rag_judge.judges.mode import choose_mode
 from rag_judge.pipeline.base import Retriever
 from rag_judge.pipeline.chunking import Chunk
@@ -38,7 +36,7 @@ Progress = Callable[[str], None]
 """Called with each question's id once all its ks are judged (e.g. to advance a bar)."""
 
 
-async def run_sweep(
+async def sweep_questions(
     eval_set: EvalSet,
     options: SweepOptions | None = None,
     *,
@@ -52,7 +50,9 @@ async def run_sweep(
     progress: Progress | None = None,
     on_question: Callable[[QuestionRun], None] | None = None,
 ) -> SweepResult:
-    """Sweep k over the eval set's questions with one retriever, generator and judge model.
+    """Sweep k over the eval set's questions with one retriever, generator and judge model,
+    undecided: the job (:func:`~rag_judge.jobs.sweep.job.sweep_job`, :func:`~rag_judge.jobs.
+    sweep.job.sweep`) builds the RAG, calls this, then calibrates and decides.
 
     Give either ``retriever`` and ``chunks`` (our RAG) or ``rag`` (the user's, see
     :mod:`rag_judge.pipeline.external`). An external RAG is asked for the top K once per
@@ -133,12 +133,7 @@ async def run_sweep(
         questions={q.id: q.question for q in queries},
         retrieved={qid: tuple(ids) for qid, ids in got.ids.items()},
         passages={q.id: tuple(got.texts[q.id]) for q in queries},
-        objective=options.objective or DEFAULT_OBJECTIVE,
+        objective=options.objective,
         judge_mode=chosen_mode.mode,
         judge_mode_note=chosen_mode.note,
     )
-
-
-def sweep(eval_set: EvalSet, **options: Any) -> SweepResult:
-    """:func:`run_sweep` from synchronous code (same keyword arguments)."""
-    return asyncio.run(run_sweep(eval_set, **options))

@@ -75,7 +75,8 @@ async def from_index(
 async def from_rag(
     rag: ExternalRag, eval_set: EvalSet, ks: Sequence[int], threshold: float
 ) -> Retrieved:
-    """An external RAG's top K and answers, scored within what it retrieved (see run_sweep)."""
+    """An external RAG's top K and answers, scored within what it retrieved (see
+    :func:`~rag_judge.jobs.sweep.run.sweep_questions`)."""
     queries = list(eval_set.queries)
     got = await rag.retrieve(queries, ks[-1], ks)
     if len(got) != len(queries):

@@ -3,7 +3,7 @@
 A judge's mean is over the answers it could score at that k (missing values are left out,
 never zeroed) and says how many (``n_scored``); it describes the judge. The decision's objective
 is not averaged this way: it counts every question at every k
-(:mod:`~rag_judge.jobs.sweep.outcomes`).
+(:mod:`~rag_judge.jobs.sweep.decision.outcomes`).
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 The RAG is built once; each batch of questions is swept at the ks still in
 (:meth:`~rag_judge.jobs.sweep.in_process.PreparedSweep.sweep`), then one look
-(:func:`~rag_judge.jobs.sweep.sequential.take_look`) compares those ks on every question judged
-at all of them, spending its share of the error. The run stops when a look settles, the budget
-is spent, or the questions allowed are used. Every call goes through the response cache, so an
-interrupted run, or a re-run with a larger budget, replays the finished batches without a call
-and goes on from there; the looks, being a function of the answers, come out the same.
+(:func:`~rag_judge.jobs.sweep.decision.sequential.take_look`) compares those ks on every question
+judged at all of them, spending its share of the error. The run stops when a look settles, the
+budget is spent, or the questions allowed are used. Every call goes through the response cache,
+so an interrupted run, or a re-run with a larger budget, replays the finished batches without a
+call and goes on from there; the looks, being a function of the answers, come out the same.
 """
 
 from __future__ import annotations
@@ -19,23 +19,25 @@ import pandas as pd
 
 from rag_judge.data.eval_sets import EvalSet
 from rag_judge.jobs.sweep.budget import Budget
-from rag_judge.jobs.sweep.decision import Decision, decide_frame
-from rag_judge.jobs.sweep.in_process import prepare_sweep
-from rag_judge.jobs.sweep.objective import choose_objective
-from rag_judge.jobs.sweep.options import SweepOptions
-from rag_judge.jobs.sweep.outcomes import objective_table
-from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.sequential import (
+from rag_judge.jobs.sweep.decision.decide import decide_table
+from rag_judge.jobs.sweep.decision.defaults import DEFAULT_RESAMPLES
+from rag_judge.jobs.sweep.decision.objective import choose_objective
+from rag_judge.jobs.sweep.decision.outcomes import objective_table
+from rag_judge.jobs.sweep.decision.record import Decision
+from rag_judge.jobs.sweep.decision.sequential import (
     Look,
     SequentialRecord,
     StopReason,
     nominal_alphas,
     take_look,
 )
+from rag_judge.jobs.sweep.in_process import prepare_sweep
+from rag_judge.jobs.sweep.options import SweepOptions
+from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.session import Session
 
-LOOK_RESAMPLES = 2000
+LOOK_RESAMPLES = DEFAULT_RESAMPLES
 """Bootstrap resamples per look: as many as the final decision's, so the last look and the
 decision agree."""
 
@@ -118,11 +120,11 @@ def _look(result: SweepResult, active: Sequence[int], options: SweepOptions, alp
     """One look over the questions judged at every k still in."""
     decision = decide_active(result, active, options, alpha)
     found = decision.recommendation
-    if found is None or not found.standings:
+    if found is None or not found.standings or decision.objective.used is None:
         return Look(0, alpha, tuple(active), (), None)
     table = objective_table(
         result.per_question[result.per_question["k"].isin(active)],
-        decision.objective.used or "",
+        decision.objective.used,
     )
     look, _ = take_look(
         table.values[list(active)].to_numpy(dtype=float),
@@ -142,7 +144,7 @@ def decide_active(
     """The decision's rule over the ks still in, at error ``alpha``."""
     objective = choose_objective(result, options.objective)
     frame = result.per_question[result.per_question["k"].isin(active)]
-    return decide_frame(
+    return decide_table(
         frame,
         objective,
         tuple(active),

@@ -22,14 +22,16 @@ from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.sweep import SweepOptions, run_sweep
-from rag_judge.jobs.sweep.decision import Decision, Objective, decide_frame
-from rag_judge.jobs.sweep.objective import decide
-from rag_judge.jobs.sweep.outcomes import objective_table, row_outcomes
-from rag_judge.jobs.sweep.recommend import recommend
-from rag_judge.jobs.sweep.refusals import refusal_indicators
+from rag_judge.jobs.sweep import SweepOptions
+from rag_judge.jobs.sweep.decision import decide, decide_table
+from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice
+from rag_judge.jobs.sweep.decision.outcomes import objective_table, row_outcomes
+from rag_judge.jobs.sweep.decision.recommend import recommend
+from rag_judge.jobs.sweep.decision.record import Decision
+from rag_judge.jobs.sweep.decision.refusals import refusal_indicators
+from rag_judge.jobs.sweep.run import sweep_questions
 
-OBJECTIVE = "faithfulness*completeness"
+OBJECTIVE = Objective.parse("faithfulness*completeness")
 KS = (1, 2, 3)
 Cell = tuple[str, float | None, float | None]
 """(answer, faithfulness, completeness) of one row; "不知道" is a refusal."""
@@ -79,8 +81,11 @@ def sweep_frame(
     )
 
 
-def decided(frame: pd.DataFrame, objective: str = OBJECTIVE, **options: Any) -> Decision:
-    return decide_frame(frame, Objective(objective, objective), KS, n_resamples=500, **options)
+def decided(
+    frame: pd.DataFrame, objective: str | Objective = OBJECTIVE, **options: Any
+) -> Decision:
+    chosen = Objective.parse(objective)
+    return decide_table(frame, ObjectiveChoice(chosen, chosen), KS, n_resamples=500, **options)
 
 
 def test_a_refusal_to_an_answerable_question_scores_0_and_stays_in_the_mean() -> None:
@@ -99,7 +104,7 @@ def test_on_an_unanswerable_question_a_refusal_is_right_and_an_answer_is_wrong()
     )
     assert row_outcomes(frame, OBJECTIVE)["value"].tolist() == [1.0, 0.0, 1.0]
     # reference free too: the judges' values do not matter on an unanswerable question
-    assert row_outcomes(frame, "faithfulness")["value"].tolist() == [1.0, 0.0, 1.0]
+    assert row_outcomes(frame, Objective.parse("faithfulness"))["value"].tolist() == [1.0, 0.0, 1.0]
 
 
 def test_a_failed_call_is_not_a_refusal_the_question_leaves_every_k() -> None:
@@ -152,7 +157,7 @@ def test_end_to_end_an_always_refusing_rag_names_no_k() -> None:
 
     client = ModelClient(ScriptedBackend(respond=refusing))
     result = asyncio.run(
-        run_sweep(TOY, SweepOptions(ks=(1, 2)), retriever=FixedRetriever(), chunks=CHUNKS,
+        sweep_questions(TOY, SweepOptions(ks=(1, 2)), retriever=FixedRetriever(), chunks=CHUNKS,
                   client=client)
     )  # fmt: skip
     assert result.per_question["refused"].all()

@@ -10,7 +10,8 @@ import pandas as pd
 
 from rag_judge.backends.providers.scripted import ScriptedBackend, register
 from rag_judge.backends.types import ChatRequest
-from rag_judge.jobs.sweep import SweepOptions, SweepResult, run_job
+from rag_judge.jobs.sweep import SweepOptions, SweepResult
+from rag_judge.jobs.sweep import sweep as sweep_set
 from rag_judge.jobs.sweep.explain import SHOWN_WORST, STEP, worst_rows
 from rag_judge.jobs.sweep.job import sweep_job
 from rag_judge.report.sweep_html import worst_cases
@@ -35,7 +36,7 @@ def respond(request: ChatRequest) -> str | float:
 
 def sweep(tmp_path: Path, **options: Any) -> tuple[SweepResult, list[str]]:
     backend = ScriptedBackend(respond=respond, name="scripted/explain")
-    result = run_job(
+    result = sweep_set(
         "cmrc2018_zh_chunked",
         limit=3,
         ks=[1, 2, 3],

@@ -96,7 +96,7 @@ def test_the_sweep_runs_and_tabulates_them(tmp_path: Path) -> None:
     report = write_sweep_report(alone, tmp_path, objective="reference_found", n_resamples=RESAMPLES)
     found = report.decision.recommendation
     assert found is not None
-    assert (report.objective.used, found.best_k_by_mean) == ("reference_found", 2)
+    assert (str(report.objective.used), found.best_k_by_mean) == ("reference_found", 2)
     markdown = report.markdown_path.read_text(encoding="utf-8")
     assert "| any_support | reference_found |" in markdown
     html = report.html_path.read_text(encoding="utf-8")

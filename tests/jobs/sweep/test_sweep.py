@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from batching_scripted import BatchingScripted
+from lockstep_scripted import LockstepScripted
 from sweep_toy import (
     CHUNKS,
     KS,
@@ -34,11 +34,12 @@ from rag_judge.backends import ModelClient, ResponseCache
 from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import load_eval_set
-from rag_judge.jobs.sweep import SweepOptions, run_sweep
-from rag_judge.jobs.sweep.objective import decide
-from rag_judge.jobs.sweep.outcomes import objective_table
+from rag_judge.jobs.sweep import SweepOptions
+from rag_judge.jobs.sweep.decision import Objective, decide
+from rag_judge.jobs.sweep.decision.outcomes import objective_table
+from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES
 from rag_judge.jobs.sweep.plan import NO_REFERENCE
-from rag_judge.jobs.sweep.refusals import REFUSAL_MEASURES
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.judges import JudgeOptions
 from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import chunk_corpus, structure_aware
@@ -189,12 +190,12 @@ def test_a_refusal_is_an_outcome_every_k_is_decided_over_the_same_questions() ->
     result, _ = toy_sweep()
     assert column(result, "q1", "refused") == [True, False, False, False]  # "I do not know."
     assert column(result, "q1", "answerable") == [True] * 4
-    table = objective_table(result.per_question, "faithfulness*completeness")
+    table = objective_table(result.per_question, Objective.parse("faithfulness*completeness"))
     assert (table.n_questions, dict(table.excluded)) == (2, {})
     assert table.values.loc["q1", 1] == 0.0  # refused an answerable question: worth nothing
     decision = decide(result, n_resamples=200)
     assert decision.n_questions == 2
-    assert decision.objective.used == "faithfulness*completeness"
+    assert str(decision.objective.used) == "faithfulness*completeness"
     assert decision.refusals[1]["refusal_rate"] == 0.5
 
 
@@ -204,7 +205,7 @@ def test_progress_is_called_per_question_and_unknown_chunks_are_refused() -> Non
     assert sorted(seen) == ["q1", "q2"]
     with pytest.raises(InputError, match="not in chunks"):
         asyncio.run(
-            run_sweep(
+            sweep_questions(
                 TOY,
                 retriever=FixedRetriever(),
                 chunks=CHUNKS[:2],
@@ -265,7 +266,7 @@ def test_cmrc_sample_with_bm25(tmp_path: Path) -> None:
     retriever = BM25Retriever.build(chunks, zh_tokenizer="bigram", cache_dir=tmp_path)
     backend = ScriptedBackend(respond=respond)
     result = asyncio.run(
-        run_sweep(
+        sweep_questions(
             cmrc,
             SweepOptions(ks=(1, 2, 3), metrics=("faithfulness", "context_recall")),
             retriever=retriever,
@@ -332,21 +333,23 @@ def test_a_separate_generator_answers_and_the_judge_only_judges() -> None:
 
 
 @pytest.mark.parametrize("mode", ["score", "generate"])
-def test_a_model_that_batches_gets_each_step_of_every_k_as_one_batch(mode: str) -> None:
-    """The embedded model answers a question's ks together (one shared-prefix batch per step):
-    every k's answer in one batch, then every k's first probe, ...; the table is the one the
-    calls made one by one give, and the steps that read no passage are not batched."""
+def test_a_model_that_runs_calls_together_gets_each_step_of_every_k_as_one_round(
+    mode: str,
+) -> None:
+    """The embedded model answers a question's ks together (one shared-prefix round per step):
+    every k's answer in one round, then every k's first probe, ...; the table is the one the
+    calls made one by one give, and the steps that read no passage are not run together."""
     options = JudgeOptions(mode=mode)  # type: ignore[arg-type]
     one_by_one, _ = toy_sweep(options=options)
-    batching = BatchingScripted(respond=respond)
-    batched, _ = toy_sweep(options=options, backend=batching)
+    lockstep = LockstepScripted(respond=respond)
+    together, _ = toy_sweep(options=options, backend=lockstep)
     columns = ["question_id", "k", "answer", *one_by_one.value_columns]
-    pd.testing.assert_frame_equal(one_by_one.per_question[columns], batched.per_question[columns])
-    prompts = batching.prompt_ids()
+    pd.testing.assert_frame_equal(one_by_one.per_question[columns], together.per_question[columns])
+    prompts = lockstep.prompt_ids()
     assert prompts[0] == ["generate/answer"] * len(KS)  # q1's answers, every k at once
-    answers = [batch for batch in prompts if "generate/answer" in batch]
+    answers = [sent for sent in prompts if "generate/answer" in sent]
     assert answers == [["generate/answer"] * len(KS)] * len(QUERIES)
-    for batch in prompts:  # no batch mixes a question's steps
-        assert len(set(batch)) == 1 or set(batch) <= {"claims/answer", "claims/support"}
-    if mode == "score":  # fragment answers: judged in the window, on the passages just read
-        assert any(set(batch) & {"claims/answer", "claims/support"} for batch in prompts)
+    for sent in prompts:  # no round mixes a question's steps
+        assert len(set(sent)) == 1 or set(sent) <= {"claims/answer", "claims/support"}
+    if mode == "score":  # fragment answers: judged in the lockstep, on the passages just read
+        assert any(set(sent) & {"claims/answer", "claims/support"} for sent in prompts)

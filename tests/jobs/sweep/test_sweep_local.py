@@ -1,5 +1,5 @@
 """A k-sweep on the real embedded model: each step of a question's ks as one shared-prefix
-batch, against the same sweep with the model's calls made one by one; and a re-run from the
+round, against the same sweep with the model's calls made one by one; and a re-run from the
 response cache. Slow (about a minute)."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import pytest
 
 from rag_judge.backends import CallPolicy, ModelClient, ResponseCache
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
-from rag_judge.backends.wrapper.batching import can_batch
+from rag_judge.backends.wrapper.lockstep import can_run_together
 from rag_judge.data.eval_sets import load_eval_set
-from rag_judge.jobs.sweep import SweepOptions, SweepResult, run_sweep
+from rag_judge.jobs.sweep import SweepOptions, SweepResult
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import chunk_corpus, structure_aware
 
@@ -23,7 +24,7 @@ METRICS = ("faithfulness", "completeness", "exact_match")
 
 
 class OneByOne:
-    """The same model, without its batches: every call made alone, as before batching."""
+    """The same model, without its rounds: every call made alone, as before lockstep."""
 
     logprobs_in_process = True
     max_concurrency = 1
@@ -48,21 +49,21 @@ def sweep(backend: Any, tmp_path: Path, cache: ResponseCache) -> tuple[SweepResu
     client = ModelClient(backend, cache=cache, policy=CallPolicy(concurrency=1, timeout=600))
     options = SweepOptions(ks=(1, 2, 3), metrics=METRICS)
     result = asyncio.run(
-        run_sweep(cmrc, options, retriever=retriever, chunks=chunks, client=client)
+        sweep_questions(cmrc, options, retriever=retriever, chunks=chunks, client=client)
     )
     return result, client
 
 
 @pytest.mark.slow
-def test_a_batched_sweep_answers_as_one_by_one_and_resumes_from_its_cache(
+def test_a_lockstep_sweep_answers_as_one_by_one_and_resumes_from_its_cache(
     local_llama: Any, tmp_path: Path
 ) -> None:
-    assert can_batch(local_llama)
-    assert not can_batch(OneByOne(local_llama))
-    cache = ResponseCache(tmp_path / "batched.sqlite")
-    batched, client = sweep(local_llama, tmp_path, cache)
+    assert can_run_together(local_llama)
+    assert not can_run_together(OneByOne(local_llama))
+    cache = ResponseCache(tmp_path / "together.sqlite")
+    together, client = sweep(local_llama, tmp_path, cache)
     alone, _ = sweep(OneByOne(local_llama), tmp_path, ResponseCache(tmp_path / "alone.sqlite"))
-    ours, theirs = batched.per_question, alone.per_question
+    ours, theirs = together.per_question, alone.per_question
     assert list(ours.answer) == list(theirs.answer)
     assert list(ours.faithfulness_status) == list(theirs.faithfulness_status)
     assert (ours.faithfulness - theirs.faithfulness).abs().max() < 0.1  # batch-size rounding
@@ -72,5 +73,5 @@ def test_a_batched_sweep_answers_as_one_by_one_and_resumes_from_its_cache(
     summary = replay.ledger.summary()[replay.name]
     assert summary["calls"] == 0
     assert summary["cached"] >= calls["calls"]
-    columns = ["question_id", "k", "answer", *batched.value_columns]
+    columns = ["question_id", "k", "answer", *together.value_columns]
     assert again.per_question[columns].equals(ours[columns])

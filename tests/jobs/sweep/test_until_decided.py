@@ -22,13 +22,13 @@ from rag_judge.data.eval_sets import EvalQuery, EvalSet
 from rag_judge.jobs.sweep import SweepOptions, SweepResult
 from rag_judge.jobs.sweep import until_decided as until_decided_module
 from rag_judge.jobs.sweep.budget import Budget
-from rag_judge.jobs.sweep.in_process import PreparedSweep
-from rag_judge.jobs.sweep.sequential import (
+from rag_judge.jobs.sweep.decision.sequential import (
     SequentialRecord,
     nominal_alphas,
     replay_sequential,
     spent,
 )
+from rag_judge.jobs.sweep.in_process import PreparedSweep, RagUnderTest
 from rag_judge.pipeline.base import Hit
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings
@@ -61,8 +61,7 @@ def run(
     session = open_session(settings, client=client)
 
     async def prepare(*_: object) -> PreparedSweep:
-        built = {"client": client, "generator": client, "retriever": France(), "chunks": CHUNKS}
-        return PreparedSweep(session, {**built, "embedder": None})
+        return PreparedSweep(session, RagUnderTest(CHUNKS, France(), None), None)
 
     monkeypatch.setattr(until_decided_module, "prepare_sweep", prepare)
     swept = until_decided_module.sweep_until_decided(many(n), session, options)

@@ -21,7 +21,8 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from rag_judge.backends import ModelClient
 from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.sweep import SweepOptions, run_sweep
+from rag_judge.jobs.sweep import SweepOptions
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.pipeline.external.load import rag_from_object
 
 KS = (1, 2, 3)
@@ -63,7 +64,7 @@ class ReadsIds(CustomLLM):
 def swept(qdrant_stores: Stores, rag: Any, *, answers: bool = True) -> Any:
     backend = ScriptedBackend(respond=lambda request: "unused")
     result = asyncio.run(
-        run_sweep(
+        sweep_questions(
             qdrant_stores.eval_set,
             SweepOptions(ks=KS, metrics=("answer_f1",)),
             client=ModelClient(backend),

