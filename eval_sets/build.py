@@ -20,13 +20,13 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from itertools import zip_longest
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-Row = dict[str, Any]
-Files = dict[str, str]
+# question_types.py and set_files.py sit beside this script.
+from question_types import EN_TYPE_RULE_TEXT, ZH_TYPE_RULE_TEXT, en_question_type, zh_question_type
+from set_files import Files, Row, interleave, jsonl, qrels_tsv, set_counts
 
 DEFAULT_SOURCE = Path("/work/shared/data")
 DEFAULT_OUT = Path(__file__).resolve().parent
@@ -37,37 +37,6 @@ CMRC_COMMIT = "c0eb1b6ba219847457e6af3180da722bbeb656af"
 CRAN_COMMIT = "4ea1b8e02da1db64b68b0364d50620b3c95528dc"
 QRELS_FIELDS = "query_id, doc_id, relevance (tab-separated, header line)"
 
-# First matching rule wins. "为什么" right after 称/成/作/视/认/改/名/分/译, or ending the
-# question, is "called what" (称为+什么), not "why".
-ZH_TYPE_RULES: tuple[tuple[str, str], ...] = (
-    ("why", r"(?<![称成作视认改名分译])为什么(?![？?]?$)|为何|什么原因"),
-    ("how", r"如何|怎么|怎样"),
-    ("when", r"何时|什么时候|什么时间|哪一?年|哪一?天|几月|何年"),
-    ("where", r"哪里|哪儿|何处|何地|什么地方"),
-    ("who", r"谁|哪位|什么人"),
-    ("which", r"哪"),
-    ("number", r"多少|几|多[大长高久远重深宽]"),
-    ("what", r"什么|何|啥"),
-)
-ZH_TYPE_RULE_TEXT = (
-    "Heuristic, from the question text only; the first matching rule wins: why (为什么 not "
-    "preceded by 称/成/作/视/认/改/名/分/译 and not ending the question, 为何, 什么原因); how "
-    "(如何, 怎么, 怎样); when (何时, 什么时候, 什么时间, 哪年/哪一年, 哪天/哪一天, 几月, 何年); "
-    "where (哪里, 哪儿, 何处, 何地, 什么地方); who (谁, 哪位, 什么人); which (any other 哪); "
-    "number (多少, 几, 多+大/长/高/久/远/重/深/宽); what (什么, 何, 啥); else other. "
-    "Not checked by hand: use it for breakdowns, not as ground truth."
-)
-EN_WH_WORDS = ("what", "how", "why", "which", "where", "who", "when")
-EN_AUXILIARY = re.compile(
-    r"is|are|was|were|do|does|did|has|have|had|can|can't|could|will|would|should|may|might|must"
-)
-EN_TYPE_RULE_TEXT = (
-    "Heuristic, by question form: a wh-word (what, how, why, which, where, who, when) among the "
-    "first two words gives that word ('to what extent' -> what); else a first word that is an "
-    "auxiliary (is, are, was, were, do, does, did, has, have, had, can, can't, could, will, "
-    "would, should, may, might, must) gives yes_no; else request (statements such as 'papers "
-    "on ...'). Not checked by hand."
-)
 NO_REFERENCE = "no reference answers: Cranfield queries are information needs, judged by document"
 CRANFIELD_NOT_APPLICABLE = (
     ("completeness", f"{NO_REFERENCE}; completeness compares the answer with a reference"),
@@ -78,48 +47,6 @@ CRANFIELD_NOT_APPLICABLE = (
     ("text_relevance", f"{NO_REFERENCE}; relevance by answer text (evaluate_by_text) needs one"),
     ("gold_coverage", f"{NO_REFERENCE}; the gold coverage check looks for the reference text"),
 )
-
-
-def jsonl(rows: Iterable[Row]) -> str:
-    """One compact JSON object per line, UTF-8 characters kept as they are."""
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-
-
-def qrels_tsv(rows: Iterable[tuple[str, str, int]]) -> str:
-    """The qrels file: a header, then ``query_id<TAB>doc_id<TAB>relevance`` lines."""
-    lines = ["query_id\tdoc_id\trelevance\n"]
-    lines += [f"{qid}\t{doc}\t{grade}\n" for qid, doc, grade in rows]
-    return "".join(lines)
-
-
-def zh_question_type(question: str) -> str:
-    """The heuristic question type of a Chinese question (see ``ZH_TYPE_RULE_TEXT``)."""
-    for label, pattern in ZH_TYPE_RULES:
-        if re.search(pattern, question.strip()):
-            return label
-    return "other"
-
-
-def en_question_type(question: str) -> str:
-    """The heuristic question type of an English query (see ``EN_TYPE_RULE_TEXT``)."""
-    words = question.lower().replace(",", " ").split()
-    for word in words[:2]:
-        if word in EN_WH_WORDS:
-            return word
-    return "yes_no" if words and EN_AUXILIARY.fullmatch(words[0]) else "request"
-
-
-def interleave(groups: Sequence[Sequence[Row]]) -> list[Row]:
-    """Round-robin with rotation: round r takes item ``(i + r) mod len`` of the i-th group.
-
-    Every round takes one item from each group still holding items, so the first
-    ``len(groups)`` items come from different groups; the rotation makes round 0 take items
-    from all positions (not only each group's first item).
-    """
-    rotated = [
-        [*group[i % len(group) :], *group[: i % len(group)]] for i, group in enumerate(groups)
-    ]
-    return [row for layer in zip_longest(*rotated) for row in layer if row is not None]
 
 
 # --- CMRC 2018 -----------------------------------------------------------------------------
@@ -211,7 +138,7 @@ def _cmrc_manifest(corpus: list[Row], questions: list[Row], qrels: list[Any], ch
             "equals recall here."
         ),
         "question_types": {"rule": ZH_TYPE_RULE_TEXT, "heuristic": True},
-        "counts": _counts(corpus, questions, qrels),
+        "counts": set_counts(corpus, questions, qrels),
         "notes": [
             f"For {checks['answer_also_in_other_paragraph']} questions a reference answer also "
             "occurs verbatim in another paragraph (mostly short answers: numbers, names, "
@@ -344,7 +271,7 @@ def _cranfield_manifest(corpus: list[Row], queries: list[Row], qrels: list[Any])
             "judgement says a document is needed together with another."
         ),
         "question_types": {"rule": EN_TYPE_RULE_TEXT, "heuristic": True},
-        "counts": _counts(corpus, queries, qrels),
+        "counts": set_counts(corpus, queries, qrels),
         "notes": [
             "query_id is the query's position (1..225) in cran.qry, as cranqrel numbers them; "
             "source_id is the query's .I number in cran.qry.",
@@ -385,22 +312,7 @@ def _cranfield_licence(source: Path) -> str:
     )
 
 
-# --- shared --------------------------------------------------------------------------------
-
-
-def _counts(corpus: list[Row], queries: list[Row], qrels: list[Any]) -> Row:
-    relevant = [row for row in qrels if row[2] >= 1]
-    with_relevant = {row[0] for row in relevant}
-    return {
-        "documents": len(corpus),
-        "queries": len(queries),
-        "qrels": len(qrels),
-        "relevant_judgements": len(relevant),
-        "queries_with_relevant": len(with_relevant),
-        "queries_with_answers": sum(1 for q in queries if q["answers"]),
-        "grades": {str(g): n for g, n in sorted(Counter(row[2] for row in qrels).items())},
-        "types": dict(Counter(q["type"] for q in queries).most_common()),
-    }
+# --- writing -------------------------------------------------------------------------------
 
 
 def write_set(out: Path, files: Files, manifest: Row, fields: dict[str, str]) -> None:

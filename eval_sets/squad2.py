@@ -20,11 +20,11 @@ import hashlib
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
-# build.py and chunked.py sit beside this script (build.py imports this module lazily).
-from build import EN_TYPE_RULE_TEXT, _counts, en_question_type, interleave, jsonl, qrels_tsv
+# chunked.py, question_types.py and set_files.py sit beside this script.
 from chunked import _bm25_figures
+from question_types import EN_TYPE_RULE_TEXT, en_question_type
+from set_files import Row, interleave, jsonl, qrels_tsv, set_counts
 
 from rag_judge.core.types import Document
 from rag_judge.pipeline.chunking import chunk_corpus, chunker_from_spec
@@ -39,7 +39,6 @@ COPY_COMMIT = "e2b92bf2c37efe3d7349a1d3518aa67d5619c09a"
 CHUNKING = {"chunker": "sentence_windows", "min_chars": 200, "max_chars": 400, "overlap": 1}
 """How the sweep cuts this set's corpus (pipeline.chunking.SentenceWindows): ~2.4 passages a
 paragraph; 150-300 would give ~3.2, 250-500 ~1.9 (measured on this excerpt)."""
-Row = dict[str, Any]
 
 
 def build_squad2(source: Path) -> tuple[dict[str, str], Row]:
@@ -66,7 +65,7 @@ def build_squad2(source: Path) -> tuple[dict[str, str], Row]:
         "qrels.tsv": qrels_tsv(qrels),
         "LICENSE.md": _licence(source),
     }
-    counts = _counts(corpus, queries, qrels) | {
+    counts = set_counts(corpus, queries, qrels) | {
         "answerable": len(kept),
         "unanswerable": len(queries) - len(kept),
         "left_out": len(left_out),
