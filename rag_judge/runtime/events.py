@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rag_judge.backends.batch.batch_api import BatchState
     from rag_judge.runtime.executors.batched import Stage
-    from rag_judge.runtime.executors.on_ray import RowCounts
+    from rag_judge.runtime.executors.on_ray import Emit, RowCounts
 
 
 class Events:
@@ -63,3 +63,15 @@ class Callbacks(Events):
     def advanced(self, step: str, done: int, total: int | None) -> None:
         if self._advanced is not None:
             self._advanced(step, done, total)
+
+
+class Emitting(Events):
+    """A Ray task's sink: each finished item goes to the driver through the task's ``emit``
+    (:func:`~rag_judge.runtime.executors.on_ray.task_events`), as ``record(item)``."""
+
+    def __init__(self, emit: Emit, record: Callable[[Any], Any] | None = None) -> None:
+        self.emit = emit
+        self.record = record
+
+    def finished(self, item: Any) -> None:
+        self.emit(item if self.record is None else self.record(item), item.failed)

@@ -18,7 +18,7 @@ from typing import Any
 from rag_judge.core.types import RagSample
 from rag_judge.jobs.score.options import ScoreOptions
 from rag_judge.jobs.score.result import EvaluationResult, SampleResult
-from rag_judge.runtime.events import Events
+from rag_judge.runtime.events import Emitting, Events
 from rag_judge.runtime.executors.on_ray import (
     Emit,
     Event,
@@ -34,14 +34,9 @@ from rag_judge.runtime.session import Session
 from rag_judge.runtime.settings import Settings
 
 
-class _Emitting(Events):
-    """Each finished row sent to the driver as a Ray event."""
-
-    def __init__(self, emit: Emit) -> None:
-        self.emit = emit
-
-    def finished(self, item: Any) -> None:
-        self.emit(item.model_dump(mode="json"), item.failed)
+def _row_record(row: SampleResult) -> dict[str, Any]:
+    """A finished row as the driver receives it: JSON-ready, rebuilt there by pydantic."""
+    return row.model_dump(mode="json")
 
 
 def _judge_slice(
@@ -60,7 +55,7 @@ def _judge_slice(
 
         samples = [RagSample.model_validate(r) for r in rows]
         session = open_session(settings, **opened)
-        result = asyncio.run(judge_rows(samples, session, options, _Emitting(emit)))
+        result = asyncio.run(judge_rows(samples, session, options, Emitting(emit, _row_record)))
         return [s.model_dump(mode="json") for s in result.samples], ledger_tallies(result.ledger)
 
     yield from task_events(len(rows), work)

@@ -22,7 +22,7 @@ from rag_judge.data.eval_sets import EvalSet, available_eval_sets, load_eval_set
 from rag_judge.jobs.sweep.in_process import sweep_in_process
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.runtime.events import Events
+from rag_judge.runtime.events import Emitting, Events
 from rag_judge.runtime.executors.on_ray import (
     Emit,
     Event,
@@ -38,16 +38,6 @@ from rag_judge.runtime.session import Session
 from rag_judge.runtime.settings import Settings
 
 
-class _Emitting(Events):
-    """Each finished question sent to the driver as a Ray event."""
-
-    def __init__(self, emit: Emit) -> None:
-        self.emit = emit
-
-    def finished(self, item: Any) -> None:
-        self.emit(item, item.failed)
-
-
 def _sweep_share(
     spec: str, ids: list[str], settings: Settings, options: SweepOptions, opened: dict[str, Any]
 ) -> Iterator[Event]:
@@ -61,7 +51,7 @@ def _sweep_share(
 
         share = load_eval_set(spec).only(ids)
         session = open_session(settings, **opened)
-        result = asyncio.run(sweep_in_process(share, session, options, _Emitting(emit)))
+        result = asyncio.run(sweep_in_process(share, session, options, Emitting(emit)))
         assert result.ledger is not None  # a job's result always carries its session's ledger
         return dataclasses.replace(result, ledger=None), ledger_tallies(result.ledger)
 
