@@ -18,7 +18,8 @@ from rag_judge.jobs.score.result import EvaluationResult
 from rag_judge.jobs.score.run import judge_rows
 from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
-from rag_judge.runtime.executors.batched import Stage, run_on_judge_batched
+from rag_judge.runtime.executors.batched import Stage
+from rag_judge.runtime.executors.on_batch import run_on_batch
 from rag_judge.runtime.session import Session
 
 
@@ -45,16 +46,10 @@ async def score_job(
     """
     if isinstance(executor, Batch):
 
-        async def work(view: Session, final: bool) -> EvaluationResult:
-            return await judge_rows(samples, view, options, events if final else QUIET)
+        async def work(view: Session, shown: Events) -> EvaluationResult:
+            return await judge_rows(samples, view, options, shown)
 
-        run = await run_on_judge_batched(
-            work,
-            session,
-            state_path=executor.state_path,
-            poll_seconds=executor.poll_seconds,
-            on_poll=events.polled,
-        )
+        run = await run_on_batch(work, session, executor, events=events)
         return ScoreRun(run.result, run.stages)
     if isinstance(executor, OnRay):
         from rag_judge.jobs.score.on_ray import score_on_ray

@@ -26,7 +26,8 @@ from rag_judge.pipeline.bm25 import BM25Retriever
 from rag_judge.pipeline.chunking import Chunk, chunk_corpus, chunker_from_spec
 from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
-from rag_judge.runtime.executors.batched import Stage, run_on_judge_batched
+from rag_judge.runtime.executors.batched import Stage
+from rag_judge.runtime.executors.on_batch import run_on_batch
 from rag_judge.runtime.session import Session
 from rag_judge.synth.candidates import KINDS, Candidate, Kind, Verdict
 from rag_judge.synth.overlap import similarity
@@ -80,16 +81,10 @@ async def synth_job(
     chunks = cut(documents, options)
     if isinstance(executor, Batch):
 
-        async def work(view: Session, final: bool) -> SynthRun:
-            return await _synthesize(chunks, view, options, events if final else QUIET)
+        async def work(view: Session, shown: Events) -> SynthRun:
+            return await _synthesize(chunks, view, options, shown)
 
-        run = await run_on_judge_batched(
-            work,
-            session,
-            state_path=executor.state_path,
-            poll_seconds=executor.poll_seconds,
-            on_poll=events.polled,
-        )
+        run = await run_on_batch(work, session, executor, events=events)
         return replace(run.result, stages=tuple(run.stages))
     on_ray = executor if isinstance(executor, OnRay) else None
     return await _synthesize(chunks, session, options, events, on_ray=on_ray)

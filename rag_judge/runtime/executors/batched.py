@@ -34,7 +34,7 @@ from rag_judge.backends.batch.batch_collect import (
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
 from rag_judge.runtime.atomic import write_lines
-from rag_judge.runtime.session import Session, open_session
+from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import Settings
 
 T = TypeVar("T")
@@ -73,29 +73,6 @@ class BatchRun(Generic[T]):
 
     result: T
     stages: tuple[Stage, ...]
-
-
-async def run_on_judge_batched(
-    work: Callable[[Session, bool], Awaitable[T]],
-    session: Session,
-    *,
-    state_path: Path,
-    poll_seconds: float,
-    on_poll: Callable[[Stage | None, BatchState], None] | None = None,
-) -> BatchRun[T]:
-    """A job whose calls all go to the session's judge client, replayed through its Batch API:
-    ``work(view, final)`` runs once per stage on a collecting view of the client; ``final`` is
-    True for the last, all-cached run (a stage's items are incomplete by design, so only that
-    run should report them)."""
-    real = session.client
-
-    async def job(clients: tuple[ModelClient, ...]) -> T:
-        (client,) = clients
-        return await work(session.using(client), client is real)
-
-    return await run_batched(
-        job, [real], state_path=state_path, on_poll=on_poll, poll_seconds=poll_seconds
-    )
 
 
 def check_batch_apis(settings: Settings, *, generator: bool = False) -> None:
