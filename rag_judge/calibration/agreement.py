@@ -19,13 +19,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from rag_judge.calibration._inputs import FloatArray, IntArray, as_pair, as_values, check_binary
-from rag_judge.calibration.estimate import Estimate, StatisticValue, Undefined, bootstrap_estimate
+from rag_judge.calibration.estimate import (
+    BootstrapKeywords,
+    Estimate,
+    StatisticValue,
+    Undefined,
+    paired_estimate,
+)
 from rag_judge.core.errors import InputError
 
 _FromCounts = Callable[[int, int, int, int], StatisticValue]
@@ -44,12 +50,7 @@ def predict_supported(scores: ArrayLike, threshold: float) -> FloatArray:
 
 
 def accuracy(
-    human: ArrayLike,
-    judge: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    human: ArrayLike, judge: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]
 ) -> Estimate:
     """Fraction of rows where the judge label equals the human label (any label values).
 
@@ -57,24 +58,11 @@ def accuracy(
         InputError: If the inputs are empty, not finite or differ in length.
     """
     h, j = as_pair(human, judge)
-    same = (h == j).astype(np.float64)
-    return bootstrap_estimate(
-        "accuracy",
-        lambda idx: float(np.mean(same[idx])),
-        h.size,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    return paired_estimate("accuracy", _same_share, h, j, **bootstrap)
 
 
 def balanced_accuracy(
-    human: ArrayLike,
-    judge: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    human: ArrayLike, judge: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]
 ) -> Estimate:
     """Mean recall of the two classes: (caught/(caught+missed) + passed/(passed+false_alarm))/2.
 
@@ -83,17 +71,11 @@ def balanced_accuracy(
     Raises:
         InputError: If the inputs are empty, differ in length or are not 0/1.
     """
-    h, j = _binary_pair(human, judge)
-    return _binary_statistic("balanced_accuracy", h, j, _balanced, confidence, n_resamples, seed)
+    return _binary_statistic("balanced_accuracy", human, judge, _balanced, bootstrap)
 
 
 def negative_precision(
-    human: ArrayLike,
-    judge: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    human: ArrayLike, judge: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]
 ) -> Estimate:
     """Precision of class 0: of the rows the judge flagged unsupported, the share humans agree.
 
@@ -102,17 +84,11 @@ def negative_precision(
     Raises:
         InputError: If the inputs are empty, differ in length or are not 0/1.
     """
-    h, j = _binary_pair(human, judge)
-    return _binary_statistic("negative_precision", h, j, _precision, confidence, n_resamples, seed)
+    return _binary_statistic("negative_precision", human, judge, _precision, bootstrap)
 
 
 def negative_recall(
-    human: ArrayLike,
-    judge: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    human: ArrayLike, judge: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]
 ) -> Estimate:
     """Recall of class 0: of the rows humans call unsupported, the share the judge flags.
 
@@ -121,8 +97,7 @@ def negative_recall(
     Raises:
         InputError: If the inputs are empty, differ in length or are not 0/1.
     """
-    h, j = _binary_pair(human, judge)
-    return _binary_statistic("negative_recall", h, j, _recall, confidence, n_resamples, seed)
+    return _binary_statistic("negative_recall", human, judge, _recall, bootstrap)
 
 
 def negative_f_beta(
@@ -130,9 +105,7 @@ def negative_f_beta(
     judge: ArrayLike,
     *,
     beta: float = 1.0,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    **bootstrap: Unpack[BootstrapKeywords],
 ) -> Estimate:
     """F-beta of class 0 (F1 by default): (1+β²)·caught / ((1+β²)·caught + β²·missed + false_alarm).
 
@@ -144,13 +117,12 @@ def negative_f_beta(
     """
     if not (np.isfinite(beta) and beta > 0):
         raise InputError(f"beta must be a positive number, got {beta}", field="beta")
-    h, j = _binary_pair(human, judge)
 
     def f_beta(caught: int, missed: int, false_alarm: int, passed: int) -> StatisticValue:
         return _f_beta(caught, missed, false_alarm, beta)
 
     name = "negative_f1" if beta == 1.0 else f"negative_f_beta(beta={beta:g})"
-    return _binary_statistic(name, h, j, f_beta, confidence, n_resamples, seed)
+    return _binary_statistic(name, human, judge, f_beta, bootstrap)
 
 
 def cohen_kappa(
@@ -159,9 +131,7 @@ def cohen_kappa(
     *,
     weights: KappaWeights | None = None,
     categories: Sequence[float] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    **bootstrap: Unpack[BootstrapKeywords],
 ) -> Estimate:
     """Cohen's κ, unweighted or weighted: κ = 1 − Σ w_ij·O_ij / Σ w_ij·E_ij.
 
@@ -192,10 +162,10 @@ def cohen_kappa(
         w = gap**2
     else:
         raise InputError(f"unknown weights {weights!r}: use None, 'linear' or 'quadratic'")
-    cell = h_pos * k + j_pos
 
-    def kappa(idx: IntArray) -> StatisticValue:
-        observed = np.bincount(cell[idx], minlength=k * k).reshape(k, k) / idx.size
+    def kappa(human_at: IntArray, judge_at: IntArray) -> StatisticValue:
+        cell = human_at * k + judge_at
+        observed = np.bincount(cell, minlength=k * k).reshape(k, k) / cell.size
         expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
         chance = float(np.sum(w * expected))
         if chance == 0.0:
@@ -203,9 +173,7 @@ def cohen_kappa(
         return 1.0 - float(np.sum(w * observed)) / chance
 
     name = "cohen_kappa" if weights is None else f"cohen_kappa(weights={weights})"
-    return bootstrap_estimate(
-        name, kappa, h.size, confidence=confidence, n_resamples=n_resamples, seed=seed
-    )
+    return paired_estimate(name, kappa, h_pos, j_pos, **bootstrap)
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -220,23 +188,25 @@ def _binary_pair(human: ArrayLike, judge: ArrayLike) -> tuple[FloatArray, FloatA
 
 def _binary_statistic(
     name: str,
-    h: FloatArray,
-    j: FloatArray,
+    human: ArrayLike,
+    judge: ArrayLike,
     from_counts: _FromCounts,
-    confidence: float,
-    n_resamples: int,
-    seed: int,
+    bootstrap: BootstrapKeywords,
 ) -> Estimate:
     """Bootstrap a statistic of the four counts (caught, missed, false_alarm, passed)."""
-    cell = (2 * h + j).astype(np.intp)  # 0 caught, 1 missed, 2 false alarm, 3 passed
+    h, j = _binary_pair(human, judge)
 
-    def statistic(idx: IntArray) -> StatisticValue:
-        caught, missed, false_alarm, passed = np.bincount(cell[idx], minlength=4).tolist()
+    def statistic(x: FloatArray, y: FloatArray) -> StatisticValue:
+        cell = (2 * x + y).astype(np.intp)  # 0 caught, 1 missed, 2 false alarm, 3 passed
+        caught, missed, false_alarm, passed = np.bincount(cell, minlength=4).tolist()
         return from_counts(caught, missed, false_alarm, passed)
 
-    return bootstrap_estimate(
-        name, statistic, h.size, confidence=confidence, n_resamples=n_resamples, seed=seed
-    )
+    return paired_estimate(name, statistic, h, j, **bootstrap)
+
+
+def _same_share(x: FloatArray, y: FloatArray) -> StatisticValue:
+    """The share of rows where the two labels are equal."""
+    return float(np.mean((x == y).astype(np.float64)))
 
 
 def _balanced(caught: int, missed: int, false_alarm: int, passed: int) -> StatisticValue:

@@ -11,43 +11,33 @@ All three are undefined when either input is constant (including a single row).
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from rag_judge.calibration._inputs import FloatArray, IntArray, as_pair
-from rag_judge.calibration.estimate import Estimate, StatisticValue, Undefined, bootstrap_estimate
+from rag_judge.calibration._inputs import FloatArray, as_pair
+from rag_judge.calibration.estimate import (
+    BootstrapKeywords,
+    Estimate,
+    StatisticValue,
+    Undefined,
+    paired_estimate,
+)
 
 
-def pearson(
-    human: ArrayLike,
-    judge: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
-) -> Estimate:
+def pearson(human: ArrayLike, judge: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]) -> Estimate:
     """Pearson's linear correlation r of judge scores with human labels.
 
     Raises:
         InputError: If the inputs are empty, not finite or differ in length.
     """
     h, j = as_pair(human, judge)
-
-    def statistic(idx: IntArray) -> StatisticValue:
-        return _pearson(h[idx], j[idx])
-
-    return bootstrap_estimate(
-        "pearson", statistic, h.size, confidence=confidence, n_resamples=n_resamples, seed=seed
-    )
+    return paired_estimate("pearson", _pearson, h, j, **bootstrap)
 
 
 def spearman(
-    human: ArrayLike,
-    judge: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    human: ArrayLike, judge: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]
 ) -> Estimate:
     """Spearman's rank correlation ρ (Pearson r of average ranks, so ties are handled).
 
@@ -58,21 +48,14 @@ def spearman(
     """
     h, j = as_pair(human, judge)
 
-    def statistic(idx: IntArray) -> StatisticValue:
-        return _pearson(average_ranks(h[idx]), average_ranks(j[idx]))
+    def statistic(x: FloatArray, y: FloatArray) -> StatisticValue:
+        return _pearson(average_ranks(x), average_ranks(y))
 
-    return bootstrap_estimate(
-        "spearman", statistic, h.size, confidence=confidence, n_resamples=n_resamples, seed=seed
-    )
+    return paired_estimate("spearman", statistic, h, j, **bootstrap)
 
 
 def kendall_tau_b(
-    human: ArrayLike,
-    judge: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    human: ArrayLike, judge: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]
 ) -> Estimate:
     """Kendall's τ-b rank correlation (tie-corrected), via ``scipy.stats.kendalltau``.
 
@@ -83,20 +66,12 @@ def kendall_tau_b(
 
     h, j = as_pair(human, judge)
 
-    def statistic(idx: IntArray) -> StatisticValue:
-        x, y = h[idx], j[idx]
+    def statistic(x: FloatArray, y: FloatArray) -> StatisticValue:
         if undefined := _constant(x, y):
             return undefined
         return float(kendalltau(x, y, variant="b").statistic)
 
-    return bootstrap_estimate(
-        "kendall_tau_b",
-        statistic,
-        h.size,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    return paired_estimate("kendall_tau_b", statistic, h, j, **bootstrap)
 
 
 def average_ranks(x: FloatArray) -> FloatArray:

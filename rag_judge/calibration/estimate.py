@@ -1,8 +1,9 @@
 """A calibration statistic with its bootstrap interval, or None and the reason it is undefined.
 
-Every agreement, correlation and probability statistic goes through :func:`bootstrap_estimate`:
-the point estimate on all rows, then a percentile interval over ``n_resamples`` resamples of the
-rows drawn with replacement (``numpy.random.default_rng(seed)``, the same stream as
+Every agreement, correlation and probability statistic goes through :func:`bootstrap_estimate`
+(by way of :func:`paired_estimate` when it reads two paired columns): the point estimate on all
+rows, then a percentile interval over ``n_resamples`` resamples of the rows drawn with
+replacement (``numpy.random.default_rng(seed)``, the same stream as
 :func:`rag_judge.core.stats.bootstrap_mean_ci`, so a mean-like statistic gets the same interval).
 
 Some statistics are undefined on some data (AUC with one class, a correlation with a constant
@@ -15,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TypedDict, TypeVar, Unpack
 
 import numpy as np
 
-from rag_judge.calibration._inputs import IntArray
+from rag_judge.calibration._inputs import FloatArray, IntArray
 from rag_judge.core.stats import check_confidence, check_n_resamples
 
 _CHUNK_ELEMENTS = 1 << 20
@@ -47,6 +48,19 @@ class BootstrapOptions(TypedDict):
     confidence: float
     n_resamples: int
     seed: int
+
+
+class BootstrapKeywords(TypedDict, total=False):
+    """The same keywords as a statistic's parameters, each optional: one left out takes
+    :func:`bootstrap_estimate`'s default (confidence 0.95, 2000 resamples, seed 0)."""
+
+    confidence: float
+    n_resamples: int
+    seed: int
+
+
+Column = TypeVar("Column", FloatArray, IntArray)
+"""One value per row: labels, scores, or category positions."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +161,18 @@ def bootstrap_estimate(
         method=method,
         undefined_resamples=undefined,
     )
+
+
+def paired_estimate(
+    name: str,
+    value: Callable[[Column, Column], StatisticValue],
+    x: Column,
+    y: Column,
+    **bootstrap: Unpack[BootstrapKeywords],
+) -> Estimate:
+    """``value(x, y)`` with its bootstrap interval (:func:`bootstrap_estimate`): each resample
+    takes the same rows of ``x`` and ``y``, so a human label stays with its judge output."""
+    return bootstrap_estimate(name, lambda idx: value(x[idx], y[idx]), x.size, **bootstrap)
 
 
 def _resamples(n: int, n_resamples: int, seed: int) -> Iterator[IntArray]:

@@ -16,6 +16,7 @@ judge's belief that the row is *supported* (higher = more supported).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -28,7 +29,13 @@ from rag_judge.calibration._inputs import (
     check_probabilities,
 )
 from rag_judge.calibration.correlation import average_ranks
-from rag_judge.calibration.estimate import Estimate, StatisticValue, Undefined, bootstrap_estimate
+from rag_judge.calibration.estimate import (
+    BootstrapKeywords,
+    Estimate,
+    StatisticValue,
+    Undefined,
+    paired_estimate,
+)
 from rag_judge.core.errors import InputError
 
 DEFAULT_BINS = 10
@@ -64,12 +71,7 @@ class CalibrationError:
 
 
 def roc_auc(
-    human: ArrayLike,
-    scores: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    human: ArrayLike, scores: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]
 ) -> Estimate:
     """ROC AUC of judge scores (or probabilities) for telling supported from unsupported rows.
 
@@ -82,22 +84,11 @@ def roc_auc(
     """
     h, s = as_pair(human, scores, ("human", "scores"))
     check_binary(h, "human")
-
-    def statistic(idx: IntArray) -> StatisticValue:
-        return _auc(h[idx], s[idx])
-
-    return bootstrap_estimate(
-        "roc_auc", statistic, h.size, confidence=confidence, n_resamples=n_resamples, seed=seed
-    )
+    return paired_estimate("roc_auc", _auc, h, s, **bootstrap)
 
 
 def brier_score(
-    human: ArrayLike,
-    probabilities: ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    human: ArrayLike, probabilities: ArrayLike, **bootstrap: Unpack[BootstrapKeywords]
 ) -> Estimate:
     """Brier score mean((p − y)²) of P(supported) against 0/1 human labels; lower is better.
 
@@ -106,15 +97,7 @@ def brier_score(
             not 0/1, or a probability is outside [0, 1].
     """
     h, p = _labels_and_probabilities(human, probabilities)
-    squared = (p - h) ** 2
-    return bootstrap_estimate(
-        "brier_score",
-        lambda idx: float(np.mean(squared[idx])),
-        h.size,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    return paired_estimate("brier_score", _brier, h, p, **bootstrap)
 
 
 def expected_calibration_error(
@@ -122,9 +105,7 @@ def expected_calibration_error(
     probabilities: ArrayLike,
     *,
     n_bins: int = DEFAULT_BINS,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    **bootstrap: Unpack[BootstrapKeywords],
 ) -> CalibrationError:
     """Expected calibration error over ``n_bins`` equal-width bins, and the reliability bins.
 
@@ -140,22 +121,15 @@ def expected_calibration_error(
         raise InputError(f"n_bins must be an integer >= 1, got {n_bins!r}", field="n_bins")
     h, p = _labels_and_probabilities(human, probabilities)
     edges = np.linspace(0.0, 1.0, n_bins + 1)
-    bin_of = np.searchsorted(edges[1:-1], p, side="left").astype(np.intp)
 
-    def statistic(idx: IntArray) -> StatisticValue:
+    def statistic(labels: FloatArray, probs: FloatArray) -> StatisticValue:
         # (n_b / n)·|Σp/n_b − Σy/n_b| = |Σp − Σy| / n, and an empty bin adds 0.
-        _, predicted, observed = _bin_sums(bin_of[idx], p[idx], h[idx], n_bins)
-        return float(np.sum(np.abs(predicted - observed))) / idx.size
+        _, predicted, observed = _bin_sums(_bin_of(probs, edges), probs, labels, n_bins)
+        return float(np.sum(np.abs(predicted - observed))) / labels.size
 
-    ece = bootstrap_estimate(
-        f"expected_calibration_error({n_bins} bins)",
-        statistic,
-        h.size,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
-    count, predicted, observed = _bin_sums(bin_of, p, h, n_bins)
+    name = f"expected_calibration_error({n_bins} bins)"
+    ece = paired_estimate(name, statistic, h, p, **bootstrap)
+    count, predicted, observed = _bin_sums(_bin_of(p, edges), p, h, n_bins)
     bins = tuple(
         ReliabilityBin(
             low=float(edges[b]),
@@ -177,6 +151,16 @@ def _auc(h: FloatArray, s: FloatArray) -> StatisticValue:
         return Undefined(f"all human labels are one class ({present}); AUC needs both")
     rank_sum = float(np.sum(average_ranks(s)[h == 1.0]))
     return (rank_sum - positives * (positives + 1) / 2.0) / (positives * negatives)
+
+
+def _brier(h: FloatArray, p: FloatArray) -> StatisticValue:
+    """The mean squared gap between probability and label."""
+    return float(np.mean((p - h) ** 2))
+
+
+def _bin_of(p: FloatArray, edges: FloatArray) -> IntArray:
+    """Each probability's bin: an inner edge goes to the lower bin, 0.0 to the first."""
+    return np.searchsorted(edges[1:-1], p, side="left").astype(np.intp)
 
 
 def _bin_sums(
