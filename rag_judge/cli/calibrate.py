@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rag_judge.cli.common import echo_cost, friendly_errors, make_console
+from rag_judge.cli.mlflow_logging import check_mlflow, log_to_mlflow
 from rag_judge.cli.options import (
     bootstrap_options,
     call_options,
@@ -23,7 +24,6 @@ from rag_judge.cli.options import (
 )
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
-from rag_judge.cli.tracking import check_mlflow, log_to_mlflow
 from rag_judge.judges import DEFAULT_CALIBRATED
 from rag_judge.report.tables import to_rich
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from rag_judge.calibration.labels import LabelLevel
     from rag_judge.calibration.report_types import CalibrationKind, CalibrationReport
     from rag_judge.data.calibration_sets import CalibrationSet
-    from rag_judge.integrations.tracking import TrackedRun
+    from rag_judge.integrations.tracking_store import TrackedRun
     from rag_judge.jobs.calibrate.job import CalibrationRun, Figures
     from rag_judge.runtime.executors.on_ray import RayTarget
     from rag_judge.runtime.settings import Settings
@@ -400,7 +400,7 @@ def _refuse_run_options(options: CalibrateArgs) -> None:
 
 def _tracked(report: CalibrationReport, written: tuple[Path, ...]) -> TrackedRun:
     """The calibration as ``--mlflow`` logs it: every figure with its CI, the report's files."""
-    from rag_judge.integrations.tracked import calibration_run
+    from rag_judge.integrations.logged_runs import calibration_run
 
     return calibration_run(report, written)
 

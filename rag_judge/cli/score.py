@@ -20,6 +20,7 @@ from rag_judge.cli.common import (
 )
 from rag_judge.cli.few_shot import few_shot_option, read_few_shot
 from rag_judge.cli.gating import finish_gate
+from rag_judge.cli.mlflow_logging import check_mlflow, log_to_mlflow
 from rag_judge.cli.options import (
     BASE_URL_HELP,
     CONCURRENCY_HELP,
@@ -38,14 +39,13 @@ from rag_judge.cli.options import (
 from rag_judge.cli.profile_option import calibration_option, checked_profile
 from rag_judge.cli.records import GateArgs, JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
-from rag_judge.cli.tracking import check_mlflow, log_to_mlflow
 from rag_judge.report.tables import judge_summary_table, to_rich
 
 if TYPE_CHECKING:
     from rag_judge.calibration.profile import CalibrationProfile
     from rag_judge.cli.gating import ScoreGate
     from rag_judge.core.types import RagSample
-    from rag_judge.integrations.tracking import TrackedRun
+    from rag_judge.integrations.tracking_store import TrackedRun
     from rag_judge.jobs.score.job import ScoreRun
     from rag_judge.runtime.executors.on_ray import RayTarget
     from rag_judge.runtime.settings import Settings
@@ -204,7 +204,7 @@ def _samples(options: ScoreArgs) -> list[RagSample]:
 
 def _tracked(options: ScoreArgs, run: ScoreRun) -> TrackedRun:
     """The score run as ``--mlflow`` logs it: each judge's mean and CI, the score file."""
-    from rag_judge.integrations.tracked import score_run
+    from rag_judge.integrations.logged_runs import score_run
 
     return score_run(
         run.result,

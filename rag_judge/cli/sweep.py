@@ -12,7 +12,7 @@ import click
 
 from rag_judge.cli.common import NOTHING_JUDGED, friendly_errors, metric_names
 from rag_judge.cli.few_shot import few_shot_option, read_few_shot
-from rag_judge.cli.mlflow_option import check_mlflow, log_to_mlflow
+from rag_judge.cli.mlflow_logging import check_mlflow, log_to_mlflow
 from rag_judge.cli.options import (
     BASE_URL_HELP,
     CONCURRENCY_HELP,

@@ -282,11 +282,11 @@ class _ListRag:
 
 def test_a_rag_object_is_logged_by_its_class_and_a_spec_without_its_secrets() -> None:
     from rag_judge.backends.providers.scripted import ScriptedBackend, register
-    from rag_judge.integrations.tracked import sweep_run
-    from rag_judge.jobs.sweep import SweepOptions, run_job
+    from rag_judge.integrations.logged_runs import sweep_run
+    from rag_judge.jobs.sweep import SweepOptions, sweep
 
     model = register(ScriptedBackend(respond=lambda request: "光荣和ω-force", name="scripted/rag"))
-    result = run_job("cmrc2018_zh", limit=1, ks=[1], metrics=["exact_match"], model=model,
+    result = sweep("cmrc2018_zh", limit=1, ks=[1], metrics=["exact_match"], model=model,
                      cache=False)  # fmt: skip
     given = sweep_run(result, [], eval_set="cmrc2018_zh", options=SweepOptions(rag=_ListRag()))
     assert given.params["rag"] == f"{__name__}._ListRag"

@@ -1,6 +1,6 @@
 """Log a finished run to an MLflow tracking store: parameters, tags, metrics by step, files.
 
-A :class:`TrackedRun` is what a run says about itself (:mod:`~rag_judge.integrations.tracked`
+A :class:`TrackedRun` is what a run says about itself (:mod:`~rag_judge.integrations.logged_runs`
 builds one per command); :func:`log_run` writes it through ``mlflow.MlflowClient`` to a
 ``file:`` folder, a ``sqlite:`` database or a tracking server, and :func:`check_tracking` tries
 the store before a run starts, so a wrong address fails in a second, not after an hour-long

@@ -20,7 +20,7 @@ from rag_judge.core.errors import RagJudgeError
 from rag_judge.core.redact import redact_url
 
 if TYPE_CHECKING:
-    from rag_judge.integrations.tracking import TrackedRun
+    from rag_judge.integrations.tracking_store import TrackedRun
 
 
 def check_mlflow(uri: str | None) -> None:
@@ -30,7 +30,7 @@ def check_mlflow(uri: str | None) -> None:
         RagJudgeError: any of them not so (printed as one line, exit 2, before any model call).
     """
     if uri is not None:
-        from rag_judge.integrations.tracking import check_tracking
+        from rag_judge.integrations.tracking_store import check_tracking
 
         check_tracking(uri)
 
@@ -40,7 +40,7 @@ def log_to_mlflow(uri: str | None, build: Callable[[], TrackedRun], files: Path 
     and where the run's files are, and exit :data:`NOT_LOGGED`."""
     if uri is None:
         return
-    from rag_judge.integrations.tracking import log_run
+    from rag_judge.integrations.tracking_store import log_run
 
     try:
         run_id = log_run(uri, build())

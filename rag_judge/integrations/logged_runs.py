@@ -17,7 +17,7 @@ from typing import Any
 
 from rag_judge.calibration.report_types import CalibrationReport
 from rag_judge.core.redact import redact_url
-from rag_judge.integrations.tracking import Metric, TrackedRun
+from rag_judge.integrations.tracking_store import Metric, TrackedRun
 from rag_judge.jobs.score.result import EvaluationResult
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
@@ -54,7 +54,7 @@ def sweep_run(
         "model": result.model,
         "generator": result.generator or result.model,
         "judge_mode": result.judge_mode or "unknown",
-        "objective": result.objective,
+        "objective": str(result.objective),
         **({} if options is None else _option_params(options)),
         **_prompts(r for by_judge in result.judgements.values() for r in by_judge.values()),
         **{f"decision.{k}": _text(found.get(k)) for k in _DECISION_PARAMS},
