@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
 from rag_judge.backends.registry import provider_of
-from rag_judge.backends.wrapper.batching import waiting_elsewhere
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.lockstep import waiting_elsewhere
 from rag_judge.calibration.few_shot import WorkedExample
 from rag_judge.core.language import language_name
 from rag_judge.core.types import ClaimVerdict, RagSample

@@ -31,9 +31,9 @@ import numpy.typing as npt
 from rag_judge.backends.errors import BackendError, BackendUnavailable
 from rag_judge.backends.local.llama_amx import cpu_has_amx, extra_buffer_types
 from rag_judge.backends.local.shared_prefix import (
-    BatchItem,
-    BatchOverflow,
-    BatchReply,
+    ContextOverflow,
+    PromptItem,
+    PromptReply,
     SharedPrefixContext,
 )
 from rag_judge.backends.local.weights import (
@@ -92,10 +92,10 @@ class _Loaded:
     """The ctypes callback handed to llama.cpp (kept referenced while the model lives)."""
     running: object | None = None
     """The ticket of the call llama.cpp is running now (None between calls)."""
-    batch_context: SharedPrefixContext | None = None
-    """The second context that runs batches (made on the first batch)."""
+    together_context: SharedPrefixContext | None = None
+    """The second context that runs calls made together (made on the first round)."""
     formatter: Any = None
-    """The chat template as ``create_chat_completion`` applies it (made on the first batch)."""
+    """The chat template as ``create_chat_completion`` applies it (made on the first round)."""
 
     def watch_abort(self) -> None:
         """Let :attr:`abort` stop llama.cpp mid-decode: ``llama_decode`` then fails (code 2).
@@ -233,20 +233,21 @@ class LocalLlama:
         return await self._run(lambda loaded: self._yes_now(loaded, request))
 
     @staticmethod
-    def batches(kind: str, request: ChatRequest) -> bool:
-        """True when :meth:`run_batch` can take this call: P(yes), or a greedy reply with no
+    def takes_together(kind: str, request: ChatRequest) -> bool:
+        """True when :meth:`run_together` can take this call: P(yes), or a greedy reply with no
         schema (a grammar-constrained or sampled reply is called on its own)."""
         if kind == "yes_no":
             return True
         return kind == "chat" and request.json_schema is None and request.temperature == 0
 
-    async def run_batch(
+    async def run_together(
         self, calls: list[tuple[str, ChatRequest]]
     ) -> list[ChatResponse | YesNoResponse | BackendError]:
-        """Many calls (``kind``, request) that :meth:`batches` takes, as shared-prefix batches
-        (:mod:`~rag_judge.backends.local.shared_prefix`): the same replies as one call each,
-        read and written together. A call's own failure (no yes/no answer) is its entry."""
-        return await self._run(lambda loaded: self._batch_now(loaded, calls))
+        """A round's calls (``kind``, request) that :meth:`takes_together` takes, run together
+        over their shared prefix (:mod:`~rag_judge.backends.local.shared_prefix`): the same
+        replies as one call each, read and written together. A call's own failure (no yes/no
+        answer) is its entry."""
+        return await self._run(lambda loaded: self._together_now(loaded, calls))
 
     def _complete_now(self, loaded: _Loaded, request: ChatRequest) -> ChatResponse:
         kwargs: dict[str, Any] = {
@@ -284,7 +285,7 @@ class LocalLlama:
     def _yes_from(
         self, loaded: _Loaded, logits: npt.NDArray[np.floating[Any]] | None, usage: Usage
     ) -> YesNoResponse:
-        """P(yes) from the logits at the answer position (one call's or a batch's)."""
+        """P(yes) from the logits at the answer position (one call's, or a round's)."""
         if not loaded.yes_ids or not loaded.no_ids or logits is None:
             raise BackendError(f"{self.name}: no single-token yes/no", transient=False)
         p_yes, mass = _yes_share(logits.astype(np.float64), loaded.yes_ids, loaded.no_ids)
@@ -296,32 +297,32 @@ class LocalLlama:
             )
         return YesNoResponse(p_yes=p_yes, usage=usage)
 
-    def _batch_now(
+    def _together_now(
         self, loaded: _Loaded, calls: list[tuple[str, ChatRequest]]
     ) -> list[ChatResponse | YesNoResponse | BackendError]:
-        """The calls as shared-prefix batches, or one by one when the model's chat template is
-        not one this module can apply or the batch does not fit the batch context."""
+        """The calls together over their shared prefix, or one by one when the model's chat
+        template is not one this module can apply or they do not fit the second context."""
         template = chat_template(loaded)
         if template is None:
             return [self._one(loaded, kind, request) for kind, request in calls]
         prompts = [template(request) for _, request in calls]
         items = [
-            BatchItem(
+            PromptItem(
                 tokens=tuple(tokens),
                 max_tokens=0 if kind == "yes_no" else request.max_tokens or DEFAULT_MAX_TOKENS,
             )
             for (kind, request), (tokens, _) in zip(calls, prompts, strict=True)
         ]
-        if loaded.batch_context is None:
-            loaded.batch_context = SharedPrefixContext(
+        if loaded.together_context is None:
+            loaded.together_context = SharedPrefixContext(
                 loaded.llama,
                 n_ctx=self.n_ctx,
                 n_threads=self.n_threads,
                 abort=loaded.abort_callback,
             )
         try:
-            replies = loaded.batch_context.run(items)
-        except BatchOverflow:
+            replies = loaded.together_context.run(items)
+        except ContextOverflow:
             return [self._one(loaded, kind, request) for kind, request in calls]
         out: list[ChatResponse | YesNoResponse | BackendError] = []
         for (kind, _), (tokens, stops), reply in zip(calls, prompts, replies, strict=True):
@@ -347,9 +348,9 @@ class LocalLlama:
         kind: str,
         prompt: list[int],
         stops: list[str],
-        reply: BatchReply,
+        reply: PromptReply,
     ) -> ChatResponse | YesNoResponse:
-        """A batch reply as :meth:`complete` or :meth:`yes_probability` would give it."""
+        """A reply of a round as :meth:`complete` or :meth:`yes_probability` would give it."""
         if kind == "yes_no":
             usage = Usage(prompt_tokens=len(prompt), completion_tokens=1)
             return self._yes_from(loaded, reply.logits, usage)

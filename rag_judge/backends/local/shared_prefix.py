@@ -1,15 +1,16 @@
-"""Many prompts as one llama.cpp batch that reads their shared prefix once.
+"""Many prompts run together in llama.cpp, their shared prefix read once.
 
 A sweep asks the local model ten prompts per step that differ only after a shared prefix (the
 passages up to k). One at a time, each answer is written one token per forward pass over the
 weights. Here the prompts run together in a second llama.cpp context with one sequence each:
-the longest prompt's prefix is read once into sequence 0 (kept between batches, as llama.cpp
+the longest prompt's prefix is read once into sequence 0 (kept between groups, as llama.cpp
 keeps its cache between calls), every prompt's sequence shares it up to where they differ
-(``llama_memory_seq_cp``, no copy with a unified KV cache), the prompts' tails are read in one
-batch, and each decode step of every reply is one forward pass. Measured at 0.79 of the per-k
-calls' time for the same tokens (``benchmarks/read_faster.py``). A group's sequences are kept
-until the next group has copied from them: a judge's prompt for k that repeats the question
-line the answer's prompt for k ended with starts from that sequence, not only from sequence 0.
+(``llama_memory_seq_cp``, no copy with a unified KV cache), the prompts' tails are read in
+one ``llama_batch``, and each decode step of every reply is one forward pass. Measured at 0.79
+of the per-k calls' time for the same tokens (``benchmarks/read_faster.py``). A group's
+sequences are kept until the next group has copied from them: a judge's prompt for k that
+repeats the question line the answer's prompt for k ended with starts from that sequence, not
+only from sequence 0.
 
 Replies are greedy (temperature 0), as :meth:`LocalLlama.complete` gives them at temperature 0;
 prompts are tokenized as ``create_chat_completion`` tokenizes them. P(yes) items keep the
@@ -29,21 +30,21 @@ if TYPE_CHECKING:
     from llama_cpp import Llama
 
 MAX_SEQUENCES = 16
-"""Prompts per batch (llama.cpp sequences besides the kept prefix); more are run in groups."""
+"""Prompts run at once (llama.cpp sequences besides the kept prefix); more are run in groups."""
 
 
 @dataclass(frozen=True)
-class BatchItem:
-    """One prompt of a batch: its tokens, and how many reply tokens to write (0: none, only
-    the next-token logits of its last position are wanted)."""
+class PromptItem:
+    """One prompt of those run together: its tokens, and how many reply tokens to write (0:
+    none, only the next-token logits of its last position are wanted)."""
 
     tokens: tuple[int, ...]
     max_tokens: int
 
 
 @dataclass(frozen=True)
-class BatchReply:
-    """What one prompt of a batch gave: the reply's tokens and why it ended, or its logits."""
+class PromptReply:
+    """What one prompt gave: the reply's tokens and why it ended, or its logits."""
 
     tokens: tuple[int, ...] = ()
     finish_reason: str | None = None
@@ -51,12 +52,12 @@ class BatchReply:
     """Next-token logits after the prompt (only for ``max_tokens=0`` items)."""
 
 
-class BatchOverflow(RuntimeError):
-    """The prompts and their replies do not fit the batch context."""
+class ContextOverflow(RuntimeError):
+    """The prompts and their replies do not fit the shared-prefix context."""
 
 
 class SharedPrefixContext:
-    """A llama.cpp context beside the model's own, with one sequence per prompt of a batch."""
+    """A llama.cpp context beside the model's own, with one sequence per prompt run together."""
 
     def __init__(self, llama: Llama, *, n_ctx: int, n_threads: int, abort: Any = None) -> None:
         import llama_cpp as native
@@ -69,7 +70,7 @@ class SharedPrefixContext:
         self._llama = llama
         self._ctx = native.llama_init_from_model(llama.model, params)
         if not self._ctx:
-            raise RuntimeError("llama.cpp could not create the batch context")
+            raise RuntimeError("llama.cpp could not create the shared-prefix context")
         if abort is not None:
             native.llama_set_abort_callback(self._ctx, abort, None)
         self._memory = native.llama_get_memory(self._ctx)
@@ -79,7 +80,7 @@ class SharedPrefixContext:
         self._vocab = native.llama_model_get_vocab(llama.model)
         self._n_vocab = llama.n_vocab()
         self._kept: list[int] = []
-        """The tokens sequence 0 holds (the last batch's shared prefix)."""
+        """The tokens sequence 0 holds (the last group's shared prefix)."""
         self._bank = 1
         """Sequences 1..16 or 17..32: each group uses the bank the group before did not."""
         self._donor_prompts: dict[int, tuple[int, ...]] = {}
@@ -88,7 +89,7 @@ class SharedPrefixContext:
         """KV cells the kept sequences hold beyond sequence 0 (tails and replies)."""
 
     def close(self) -> None:
-        """Free the context and its batch."""
+        """Free the context and its ``llama_batch``."""
         if self._ctx:
             self._native.llama_batch_free(self._batch)
             self._native.llama_free(self._ctx)
@@ -97,19 +98,19 @@ class SharedPrefixContext:
     def __del__(self) -> None:
         self.close()
 
-    def run(self, items: Sequence[BatchItem]) -> list[BatchReply]:
-        """Every item's reply, the prompts read and the replies written as shared batches."""
-        replies: list[BatchReply] = []
+    def run(self, items: Sequence[PromptItem]) -> list[PromptReply]:
+        """Every item's reply: the prompts read and the replies written together, in groups."""
+        replies: list[PromptReply] = []
         for group in self._groups(items):
             replies.extend(self._run_group(group))
         return replies
 
-    def _groups(self, items: Sequence[BatchItem]) -> list[list[BatchItem]]:
+    def _groups(self, items: Sequence[PromptItem]) -> list[list[PromptItem]]:
         """Consecutive items in groups that fit the sequences and the context."""
-        groups: list[list[BatchItem]] = []
+        groups: list[list[PromptItem]] = []
         for item in items:
             if len(item.tokens) + item.max_tokens + 1 > self.n_ctx:
-                raise BatchOverflow(
+                raise ContextOverflow(
                     f"a prompt of {len(item.tokens)} tokens and its reply of up to "
                     f"{item.max_tokens} do not fit n_ctx={self.n_ctx}"
                 )
@@ -120,7 +121,7 @@ class SharedPrefixContext:
                 group.append(item)
         return groups
 
-    def _run_group(self, items: list[BatchItem]) -> list[BatchReply]:
+    def _run_group(self, items: list[PromptItem]) -> list[PromptReply]:
         native, memory = self._native, self._memory
         trunk, shared = _shared(items)
         prefix = list(trunk[: max(shared)])
@@ -155,7 +156,7 @@ class SharedPrefixContext:
         return replies
 
     def _donors(
-        self, items: list[BatchItem], shared: list[int], prefix: int
+        self, items: list[PromptItem], shared: list[int], prefix: int
     ) -> tuple[list[int], list[int]]:
         """Per item, the sequence to copy its start from and how many tokens: the kept prefix
         (sequence 0), or a sequence of the last group whose prompt shares more (a judge's prompt
@@ -183,8 +184,8 @@ class SharedPrefixContext:
         self._donor_prompts, self._donor_cells = {}, 0
 
     def _replies(
-        self, items: list[BatchItem], starts: list[int], seqs: list[int]
-    ) -> list[BatchReply]:
+        self, items: list[PromptItem], starts: list[int], seqs: list[int]
+    ) -> list[PromptReply]:
         """Read every item's tail after its copied start, then write the replies greedily."""
         entries: list[tuple[int, int, int, bool]] = []
         owner: list[int] = []
@@ -202,11 +203,11 @@ class SharedPrefixContext:
                     last[owner[begin + index]] = self._logits(index)
         written: list[list[int]] = [[] for _ in items]
         finish: list[str | None] = [None] * len(items)
-        replies: list[BatchReply | None] = [None] * len(items)
+        replies: list[PromptReply | None] = [None] * len(items)
         active: list[int] = []
         for i, item in enumerate(items):
             if item.max_tokens == 0:
-                replies[i] = BatchReply(logits=last[i])
+                replies[i] = PromptReply(logits=last[i])
             else:
                 active.append(i)
         positions = {i: len(items[i].tokens) for i in active}
@@ -233,7 +234,7 @@ class SharedPrefixContext:
             active = going
         for i in range(len(items)):
             if replies[i] is None:
-                replies[i] = BatchReply(tokens=tuple(written[i]), finish_reason=finish[i])
+                replies[i] = PromptReply(tokens=tuple(written[i]), finish_reason=finish[i])
         return [reply for reply in replies if reply is not None]
 
     def _decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
@@ -247,7 +248,7 @@ class SharedPrefixContext:
         code = self._native.llama_decode(self._ctx, batch)
         batch.n_tokens = 0
         if code == 1:
-            raise BatchOverflow("no room left in the batch context's KV cache")
+            raise ContextOverflow("no room left in the shared-prefix context's KV cache")
         if code != 0:
             raise RuntimeError(f"llama_decode failed (code {code})")
 
@@ -266,14 +267,14 @@ def _common(a: Sequence[int], b: Sequence[int]) -> int:
     return int(differ[0]) if differ.size else n
 
 
-def _shared(items: Sequence[BatchItem]) -> tuple[tuple[int, ...], list[int]]:
+def _shared(items: Sequence[PromptItem]) -> tuple[tuple[int, ...], list[int]]:
     """The group's trunk (its longest prompt) and how much of it each prompt shares (at most
     all but its last token, whose logits its own sequence must give)."""
     trunk = max(items, key=lambda item: len(item.tokens)).tokens
     return trunk, [min(_common(item.tokens, trunk), len(item.tokens) - 1) for item in items]
 
 
-def _cells(items: Sequence[BatchItem]) -> int:
+def _cells(items: Sequence[PromptItem]) -> int:
     """KV cells a group needs at most: the shared prefix once, every tail, every reply."""
     _, shared = _shared(items)
     pairs = zip(items, shared, strict=True)

@@ -41,14 +41,14 @@ from rag_judge.backends.types import (
     YesNoResponse,
     cache_key,
 )
-from rag_judge.backends.wrapper.batching import (
-    submit,
-    take_seconds,
-    waiting_elsewhere,
-    window_takes,
-)
 from rag_judge.backends.wrapper.cache import ResponseCache
 from rag_judge.backends.wrapper.ledger import Ledger
+from rag_judge.backends.wrapper.lockstep import (
+    submit,
+    take_seconds,
+    taken_together,
+    waiting_elsewhere,
+)
 from rag_judge.core.types import Usage
 
 T = TypeVar("T", bound=BaseModel)
@@ -327,7 +327,7 @@ class ModelClient:
     ) -> tuple[R | None, dict[str, Any]]:
         """The backend call with retries; a success is cached, a failure is a status."""
         started = time.perf_counter()
-        take_seconds()  # a share left by an earlier batched call is not this call's
+        take_seconds()  # a share left by an earlier round is not this call's
         attempts = 1
         try:
             try:  # The common case, one attempt, skips building a retry loop.
@@ -353,7 +353,7 @@ class ModelClient:
             if not stored:
                 self.ledger.record_uncached(self.name, self.cache.last_error)
         usage = getattr(response, "usage", Usage())
-        seconds = take_seconds()  # a batched call's share of its batch's time
+        seconds = take_seconds()  # a call made together: its share of its round's time
         seconds = _since(started) if seconds is None else seconds
         self._record(usage, "ok", cached=False, attempts=attempts, seconds=seconds)
         return response, {"status": "ok", "attempts": attempts}
@@ -361,7 +361,7 @@ class ModelClient:
     async def _attempt(
         self, kind: str, call: Callable[[ChatRequest], Awaitable[R]], request: ChatRequest
     ) -> R:
-        if window_takes(self.backend, kind, request):  # answered with the window's other calls
+        if taken_together(self.backend, kind, request):  # answered with its round's other calls
             reply: R = await submit(self.backend, kind, request)
             return reply
         async with self._limit():

@@ -32,9 +32,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from rag_judge.backends.wrapper.batching import BatchWindow, can_batch
 from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
+from rag_judge.backends.wrapper.lockstep import Lockstep, can_run_together
 from rag_judge.core.language import detect_language
 from rag_judge.core.types import JudgeResult, RagSample
 from rag_judge.data.eval_sets import EvalQuery
@@ -123,7 +123,7 @@ class QuestionRunner:
         """Each k's step of the module docstring: as one batch window (every k's first call
         in one batch, then every k's next...) when the model batches, else in ascending k."""
         if self._batched():
-            return await BatchWindow().gather(steps)
+            return await Lockstep().gather(steps)
         return [await step for step in steps]
 
     async def _once(self, top: SampleWork) -> dict[str, JudgeResult]:
@@ -136,7 +136,7 @@ class QuestionRunner:
     def _batched(self) -> bool:
         """True when the model that answers and the judge are one backend that batches."""
         backend = self.client.backend
-        return can_batch(backend) and self.generator.backend is backend
+        return can_run_together(backend) and self.generator.backend is backend
 
     def _work(
         self,

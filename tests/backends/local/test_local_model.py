@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.local.llama_amx import cpu_has_amx, extra_buffer_types
 from rag_judge.backends.local.local_llama import LocalLlama, _yes_share, chat_template
-from rag_judge.backends.local.shared_prefix import BatchItem
+from rag_judge.backends.local.shared_prefix import PromptItem
 from rag_judge.backends.protocol import YesNoBackend
 from rag_judge.backends.types import ChatRequest
 from rag_judge.backends.wrapper.cache import ResponseCache
@@ -245,11 +245,12 @@ PASSAGE = (
 
 
 def fresh(backend: LocalLlama) -> LocalLlama:
-    """The model with a new batch context: no prefix or sequence kept from earlier batches."""
+    """The model with a new shared-prefix context: no prefix or sequence kept from earlier
+    rounds."""
     loaded = backend._loaded()
-    if loaded.batch_context is not None:
-        loaded.batch_context.close()
-        loaded.batch_context = None
+    if loaded.together_context is not None:
+        loaded.together_context.close()
+        loaded.together_context = None
     return backend
 
 
@@ -263,7 +264,9 @@ def capital_of(country: str) -> ChatRequest:
 
 @pytest.mark.slow
 @needs_model
-def test_batch_prompts_are_the_tokens_create_chat_completion_reads(backend: LocalLlama) -> None:
+def test_prompts_run_together_are_the_tokens_create_chat_completion_reads(
+    backend: LocalLlama,
+) -> None:
     from rag_judge.backends.local.local_llama import chat_template
 
     request = ask(f"{PASSAGE}\nIs Tokyo the capital of Japan? Answer yes or no.")
@@ -279,11 +282,11 @@ def test_batch_prompts_are_the_tokens_create_chat_completion_reads(backend: Loca
 
 @pytest.mark.slow
 @needs_model
-def test_a_shared_prefix_batch_answers_each_prompt_as_one_call_does(backend: LocalLlama) -> None:
-    """Prompts sharing the passage, in one batch: each sequence sees its own question only,
+def test_calls_run_together_answer_each_prompt_as_one_call_does(backend: LocalLlama) -> None:
+    """Prompts sharing the passage, in one round: each sequence sees its own question only,
     the replies and token counts are those of the calls made one by one, P(yes) agrees to
-    llama.cpp's batch-size rounding, and the same batch twice from a new batch context gives
-    the same numbers."""
+    llama.cpp's batch-size rounding, and the same round twice from a new shared-prefix context
+    gives the same numbers."""
     countries = ["France", "Japan", "Australia", "Canada"]
     chats = [("chat", capital_of(c)) for c in countries]
     probes = [
@@ -291,28 +294,28 @@ def test_a_shared_prefix_batch_answers_each_prompt_as_one_call_does(backend: Loc
         for city, country in (("Paris", "France"), ("Tokyo", "France"))
     ]
     calls = [*chats, *probes]
-    batched = asyncio.run(fresh(backend).run_batch(calls))
-    again = asyncio.run(fresh(backend).run_batch(calls))
+    together = asyncio.run(fresh(backend).run_together(calls))
+    again = asyncio.run(fresh(backend).run_together(calls))
     alone = [
         asyncio.run(backend.complete(r) if kind == "chat" else backend.yes_probability(r))
         for kind, r in calls
     ]
-    texts = [r.text.strip().rstrip(".") for r in batched[:4]]  # type: ignore[union-attr]
+    texts = [r.text.strip().rstrip(".") for r in together[:4]]  # type: ignore[union-attr]
     assert texts == ["Paris", "Tokyo", "Canberra", "Ottawa"]
-    assert [r.text for r in batched[:4]] == [r.text for r in alone[:4]]  # type: ignore[union-attr]
-    assert [r.usage for r in batched] == [r.usage for r in alone]  # type: ignore[union-attr]
-    yes = [r.p_yes for r in batched[4:]]  # type: ignore[union-attr]
+    assert [r.text for r in together[:4]] == [r.text for r in alone[:4]]  # type: ignore[union-attr]
+    assert [r.usage for r in together] == [r.usage for r in alone]  # type: ignore[union-attr]
+    yes = [r.p_yes for r in together[4:]]  # type: ignore[union-attr]
     assert yes[0] > 0.5 > yes[1]
     for ours, theirs in zip(yes, [r.p_yes for r in alone[4:]], strict=True):  # type: ignore[union-attr]
         assert ours == pytest.approx(theirs, abs=0.05)
-    assert [r.model_dump() for r in again] == [r.model_dump() for r in batched]  # type: ignore[union-attr]
+    assert [r.model_dump() for r in again] == [r.model_dump() for r in together]  # type: ignore[union-attr]
 
 
 @pytest.mark.slow
 @needs_model
-def test_a_batch_reply_stops_at_its_token_budget(backend: LocalLlama) -> None:
+def test_a_reply_run_together_stops_at_its_token_budget(backend: LocalLlama) -> None:
     long = ChatRequest.of(("user", "Count from 1 to 50, separated by spaces."), max_tokens=5)
-    (reply,) = asyncio.run(backend.run_batch([("chat", long)]))
+    (reply,) = asyncio.run(backend.run_together([("chat", long)]))
     (alone,) = [asyncio.run(backend.complete(long))]
     assert reply.finish_reason == alone.finish_reason == "length"  # type: ignore[union-attr]
     assert reply.usage.completion_tokens == 5  # type: ignore[union-attr]
@@ -321,9 +324,9 @@ def test_a_batch_reply_stops_at_its_token_budget(backend: LocalLlama) -> None:
 
 @pytest.mark.slow
 @needs_model
-def test_a_batch_starts_from_the_last_batchs_sequences(backend: LocalLlama) -> None:
+def test_a_round_starts_from_the_last_rounds_sequences(backend: LocalLlama) -> None:
     """A probe for k repeats the question line its answer's prompt ended with: it copies that
-    much from the answer's sequence (kept from the batch before), and gives what it gives
+    much from the answer's sequence (kept from the round before), and gives what it gives
     from sequence 0 alone, up to llama.cpp's batch-size rounding."""
     question = "\nWhich city is the capital of Japan?"
     answers = [
@@ -335,17 +338,17 @@ def test_a_batch_starts_from_the_last_batchs_sequences(backend: LocalLlama) -> N
         for n in (1, 2, 3)
     ]
     model = fresh(backend)
-    asyncio.run(model.run_batch([("chat", r) for r in answers]))
-    context = backend._loaded().batch_context
+    asyncio.run(model.run_together([("chat", r) for r in answers]))
+    context = backend._loaded().together_context
     assert context is not None
     donors, starts = context._donors(
-        [BatchItem(tuple(chat_template(backend._loaded())(r)[0]), 0) for _, r in probes],  # type: ignore[misc]
+        [PromptItem(tuple(chat_template(backend._loaded())(r)[0]), 0) for _, r in probes],  # type: ignore[misc]
         [0, 0, 0],
         0,
     )
     assert all(donor != 0 for donor in donors)  # each from its answer's sequence
     assert all(start > 0 for start in starts)
-    after = asyncio.run(model.run_batch(probes))
-    alone = asyncio.run(fresh(backend).run_batch(probes))
+    after = asyncio.run(model.run_together(probes))
+    alone = asyncio.run(fresh(backend).run_together(probes))
     for ours, theirs in zip(after, alone, strict=True):
         assert ours.p_yes == pytest.approx(theirs.p_yes, abs=0.05)  # type: ignore[union-attr]

@@ -1,15 +1,16 @@
-"""Calls made together, answered as one batch by a backend that can (the embedded model).
+"""Calls that advance in lockstep rounds and go to the backend together (the embedded model).
 
 A sweep's ks of one question are independent until they are scored. Run as the tasks of a
-:class:`BatchWindow`, each task's model call waits until every task of the window is waiting
-on one (or has finished); the waiting calls then go to the backend's ``run_batch`` at once, in
-task order: round one is every k's answer, round two every k's first probe, and so on. Cache,
-single flight, retries and the ledger stay per call (:class:`ModelClient`); only the backend
-attempt is shared. Rounds depend on what the tasks ask, never on timing.
+:class:`Lockstep`, each task's model call waits until every task is waiting on one (or has
+finished); the waiting calls then go to the backend's ``run_together`` at once, in task order:
+round one is every k's answer, round two every k's first probe, and so on. Cache, single
+flight, retries and the ledger stay per call (:class:`ModelClient`); only the backend attempt
+is shared. Rounds depend on what the tasks ask, never on timing.
 
-A backend batches when it has ``batches(kind, request) -> bool`` and ``run_batch(calls)``
-(:class:`~rag_judge.backends.local.local_llama.LocalLlama`); its other calls, and every call of
-other backends, are made as usual.
+A backend takes calls together when it has ``takes_together(kind, request) -> bool`` and
+``run_together(calls)`` (:class:`~rag_judge.backends.local.local_llama.LocalLlama`); its other
+calls, and every call of other backends, are made as usual. Not a Batch API
+(:mod:`rag_judge.backends.batch`): a round is answered at once, in this process.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class _Member:
-    window: BatchWindow
+    lockstep: Lockstep
     index: int
 
 
-_MEMBER: ContextVar[_Member | None] = ContextVar("rag_judge_batch_member", default=None)
-_SECONDS: ContextVar[float | None] = ContextVar("rag_judge_batch_seconds", default=None)
+_MEMBER: ContextVar[_Member | None] = ContextVar("rag_judge_lockstep_member", default=None)
+_SECONDS: ContextVar[float | None] = ContextVar("rag_judge_round_seconds", default=None)
 
 
 @dataclass
@@ -50,27 +51,33 @@ class _Call:
     future: asyncio.Future[Any]
 
 
-def can_batch(backend: Any) -> bool:
-    """True when ``backend`` answers many calls as one batch."""
-    return callable(getattr(backend, "run_batch", None)) and callable(
-        getattr(backend, "batches", None)
+def can_run_together(backend: Any) -> bool:
+    """True when ``backend`` answers a round's calls together (``run_together``)."""
+    return callable(getattr(backend, "run_together", None)) and callable(
+        getattr(backend, "takes_together", None)
     )
 
 
-def window_takes(backend: Any, kind: str, request: ChatRequest) -> bool:
-    """True when the running task is in a window and ``backend`` batches this call."""
-    return _MEMBER.get() is not None and can_batch(backend) and bool(backend.batches(kind, request))
+def taken_together(backend: Any, kind: str, request: ChatRequest) -> bool:
+    """True when the running task is one of a :class:`Lockstep`'s and ``backend`` takes this
+    call together with the round's others."""
+    return (
+        _MEMBER.get() is not None
+        and can_run_together(backend)
+        and bool(backend.takes_together(kind, request))
+    )
 
 
 async def submit(backend: Any, kind: str, request: ChatRequest) -> Any:
-    """The backend's reply to this call, answered with the window's other waiting calls."""
+    """The backend's reply to this call, answered with the round's other waiting calls."""
     member = _MEMBER.get()
-    assert member is not None, "submit outside a batch window"
-    return await member.window.submit(member.index, backend, kind, request)
+    if member is None:
+        raise RuntimeError("submit outside a Lockstep: ask taken_together first")
+    return await member.lockstep.submit(member.index, backend, kind, request)
 
 
 def take_seconds() -> float | None:
-    """This task's share of its last batch's time (None: its last call was not batched)."""
+    """This task's share of its last round's time (None: its last call was not in a round)."""
     seconds = _SECONDS.get()
     _SECONDS.set(None)
     return seconds
@@ -79,20 +86,20 @@ def take_seconds() -> float | None:
 @contextmanager
 def waiting_elsewhere() -> Iterator[None]:
     """Count the running task as waiting while it awaits another task's call (a single
-    flight), so that the window does not wait for it."""
+    flight), so that the round does not wait for it."""
     member = _MEMBER.get()
     if member is None:
         yield
         return
-    member.window.wait(member.index, +1)
+    member.lockstep.wait(member.index, +1)
     try:
         yield
     finally:
-        member.window.wait(member.index, -1)
+        member.lockstep.wait(member.index, -1)
 
 
-class BatchWindow:
-    """Concurrent tasks whose batchable model calls are made in rounds, one batch a round."""
+class Lockstep:
+    """Concurrent tasks whose model calls advance in rounds, each round's calls made together."""
 
     def __init__(self) -> None:
         self._live = 0
@@ -102,7 +109,7 @@ class BatchWindow:
         self._order = itertools.count()
 
     async def gather(self, coroutines: Sequence[Awaitable[T]]) -> list[T]:
-        """Run ``coroutines`` as this window's tasks; their results in order."""
+        """Run ``coroutines`` as this lockstep's tasks; their results in order."""
 
         async def member(index: int, coroutine: Awaitable[T]) -> T:
             _MEMBER.set(_Member(self, index))
@@ -136,7 +143,7 @@ class BatchWindow:
         self._check()
 
     def _check(self) -> None:
-        """Start a batch when every live task waits on a call (and none is being answered)."""
+        """Start a round when every live task waits on a call (and none is being answered)."""
         waiting = sum(1 for count in self._waits.values() if count > 0)
         if self._pending and self._flushing is None and waiting >= self._live:
             self._flushing = asyncio.get_running_loop().create_task(self._flush())
@@ -159,7 +166,7 @@ class BatchWindow:
     async def _answer(self, group: list[_Call]) -> None:
         started = time.perf_counter()
         try:
-            replies = await group[0].backend.run_batch([(c.kind, c.request) for c in group])
+            replies = await group[0].backend.run_together([(c.kind, c.request) for c in group])
         except BackendError as error:
             replies = [error] * len(group)
         share = (time.perf_counter() - started) / len(group)

@@ -1,4 +1,5 @@
-"""A scripted backend that also answers batches, as the embedded model does (test double)."""
+"""A scripted backend that also answers a round's calls together, as the embedded model does
+(test double)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,22 @@ from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
 
 
-class BatchingScripted(ScriptedBackend):
-    """Answers each call of a batch from the script; ``batches_sent`` lists every batch."""
+class LockstepScripted(ScriptedBackend):
+    """Answers each call of a round from the script; ``rounds_sent`` lists every round."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.batches_sent: list[list[tuple[str, ChatRequest]]] = []
+        self.rounds_sent: list[list[tuple[str, ChatRequest]]] = []
 
     @staticmethod
-    def batches(kind: str, request: ChatRequest) -> bool:
-        """P(yes), and replies with no schema (as LocalLlama.batches)."""
+    def takes_together(kind: str, request: ChatRequest) -> bool:
+        """P(yes), and replies with no schema (as LocalLlama.takes_together)."""
         return kind == "yes_no" or (kind == "chat" and request.json_schema is None)
 
-    async def run_batch(
+    async def run_together(
         self, calls: list[tuple[str, ChatRequest]]
     ) -> list[ChatResponse | YesNoResponse | BackendError]:
-        self.batches_sent.append(list(calls))
+        self.rounds_sent.append(list(calls))
         out: list[ChatResponse | YesNoResponse | BackendError] = []
         for kind, request in calls:
             try:
@@ -35,8 +36,8 @@ class BatchingScripted(ScriptedBackend):
         return out
 
     def prompt_ids(self) -> list[list[str]]:
-        """Each batch's calls as their prompt ids without version (``generate/answer``...)."""
+        """Each round's calls as their prompt ids without version (``generate/answer``...)."""
         return [
-            [(request.prompt_id or "?").split(".")[0] for _, request in batch]
-            for batch in self.batches_sent
+            [(request.prompt_id or "?").split(".")[0] for _, request in sent]
+            for sent in self.rounds_sent
         ]
