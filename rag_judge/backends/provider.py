@@ -3,8 +3,9 @@
 Everything the rest of the package needs to know about a backend is read from its
 :class:`Provider` record (found by :func:`rag_judge.backends.registry.provider_of`): how to
 build it from settings, what to install, whether it runs in process, gives log-probabilities,
-has a Batch API, reports tokens and what it costs. Nothing outside ``backends/`` spells a
-provider's prefix; adding one is a record in :data:`rag_judge.backends.registry.PROVIDERS`.
+has a Batch API, reports tokens, what it costs and whether its speed is measured here. Nothing
+outside ``backends/`` spells a provider's prefix; adding one is a record in
+:data:`rag_judge.backends.registry.PROVIDERS`.
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ class Provider:
     price_names: Callable[[str], tuple[str, ...]] | None = None
     """The names to look its model up by in litellm's price map (default: the model part and
     the whole name)."""
+    measured_here: bool = False
+    """Its chat model is llama.cpp weights run on this machine's CPU: a sweep's dry run counts
+    its tokens with the model's own tokenizer and times them at the speed measured here
+    (:mod:`rag_judge.backends.local.speed`); other models' tokens are estimated, untimed."""
 
     def missing(self, kind: str) -> str | None:
         """Why it cannot serve ``kind`` here for want of a package, or None."""

@@ -187,6 +187,7 @@ PROVIDERS: dict[str, Provider] = {
                 ),
             },
             check=_local_check,
+            measured_here=True,
         ),
         Provider(
             prefix="sentence-transformers",

@@ -16,7 +16,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.local.local_llama import LocalLlama
+from rag_judge.backends.protocol import ChatBackend
 
 CONTEXT_TOKENS = 600
 """Tokens read before the timed ones: about the passages a sweep's prompt holds mid-sweep."""
@@ -41,11 +43,11 @@ class MachineSpeed:
     """What measuring took (load included)."""
 
 
-def measure_speed(backend: LocalLlama) -> MachineSpeed:
+def measure_speed(backend: ChatBackend) -> MachineSpeed:
     """Time one prefill after a context, and one decode, with ``backend``'s model (loading it
     if needed)."""
     started = time.perf_counter()
-    llama = backend.load()
+    llama = _embedded(backend).load()
     total = CONTEXT_TOKENS + PREFILL_TOKENS
     text = (_FILLER * 80)[: total * 5]
     tokens = llama.tokenize(f"{time.time_ns()} {text}".encode(), add_bos=True)[:total]
@@ -67,6 +69,15 @@ def measure_speed(backend: LocalLlama) -> MachineSpeed:
     return MachineSpeed(prefill, decode, time.perf_counter() - started)
 
 
-def count_tokens(backend: LocalLlama, text: str) -> int:
+def count_tokens(backend: ChatBackend, text: str) -> int:
     """Tokens of ``text`` by the embedded model's own tokenizer."""
-    return len(backend.load().tokenize(text.encode("utf-8"), add_bos=False, special=True))
+    return len(
+        _embedded(backend).load().tokenize(text.encode("utf-8"), add_bos=False, special=True)
+    )
+
+
+def _embedded(backend: ChatBackend) -> LocalLlama:
+    """``backend`` as the llama.cpp model its provider record says it is (``measured_here``)."""
+    if not isinstance(backend, LocalLlama):
+        raise BackendUnavailable(f"{backend.name}: not a llama.cpp model run in this process")
+    return backend

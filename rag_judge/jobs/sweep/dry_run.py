@@ -23,7 +23,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from rag_judge.backends.local.local_llama import LocalLlama
 from rag_judge.backends.local.speed import count_tokens, measure_speed
 from rag_judge.backends.registry import provider_of
 from rag_judge.data.eval_sets import EvalSet
@@ -277,7 +276,7 @@ async def dry_run_job(loaded: EvalSet, session: Session, options: SweepOptions) 
     backend = session.generator.backend
     count: Callable[[str], int] = approximate_tokens
     speed = None
-    if isinstance(backend, LocalLlama):
+    if (provider := provider_of(backend.name)) is not None and provider.measured_here:
         local = backend
         count = lambda text: count_tokens(local, text)  # noqa: E731
         measured = measure_speed(local)
