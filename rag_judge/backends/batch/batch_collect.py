@@ -13,8 +13,13 @@ from typing import Any
 
 from rag_judge.backends.batch.batch_api import BatchAPI, BatchLine, BatchState
 from rag_judge.backends.errors import BackendError, BackendUnavailable
-from rag_judge.backends.providers.http_backend import chat_reply_of, yes_no_reply_of
-from rag_judge.backends.providers.openai_backend import TOP_LOGPROBS, chat_messages, response_format
+from rag_judge.backends.providers.openai_shapes import (
+    chat_body,
+    chat_reply,
+    response_format,
+    yes_no_body,
+    yes_no_reply,
+)
 from rag_judge.backends.registry import PROVIDERS, provider_of
 from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse, cache_key
 from rag_judge.backends.wrapper.client import ModelClient
@@ -62,9 +67,7 @@ class CollectingBackend:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Collect a chat call (with its schema as OpenAI's ``json_schema``) and defer it."""
-        body = self._body(request)
-        if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
+        body = {"model": self.real.model, **chat_body(request)}
         mode = getattr(self.real, "json_mode", "auto")
         if request.json_schema is not None and mode != "none":
             form = "json_object" if mode == "json_object" else "json_schema"
@@ -74,20 +77,8 @@ class CollectingBackend:
 
     async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
         """Collect a one-token yes/no call with ``top_logprobs`` and defer it."""
-        body = self._body(request) | {"max_tokens": 1, "logprobs": True}
-        body["top_logprobs"] = TOP_LOGPROBS
-        self._collect("yes_no", request, body)
+        self._collect("yes_no", request, {"model": self.real.model, **yes_no_body(request)})
         raise Deferred
-
-    def _body(self, request: ChatRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.real.model,
-            "messages": chat_messages(request),
-            "temperature": request.temperature,
-        }
-        if request.seed is not None:
-            body["seed"] = request.seed
-        return body
 
     def _collect(self, kind: str, request: ChatRequest, body: dict[str, Any]) -> None:
         key = cache_key(kind, self.name, self.endpoint, request)
@@ -120,9 +111,9 @@ def ingest_replies(
             continue
         try:
             reply = (
-                chat_reply_of(response.get("body"))
+                chat_reply(response.get("body"))
                 if wanted.kind == "chat"
-                else yes_no_reply_of(response.get("body"))
+                else yes_no_reply(response.get("body"))
             )
         except BackendError:
             continue

@@ -1,7 +1,7 @@
 """OpenAI-compatible servers over plain aiohttp: the OpenAI wire protocol without the SDK.
 
 ``openai-compatible/<model>`` speaks the same chat-completions and embeddings protocol as
-``openai/<model>`` and reuses that backend's reply checks and error helpers, but posts JSON
+``openai/<model>`` and shares its bodies, reply readers and methods, but posts JSON
 over one pooled, keep-alive ``aiohttp.ClientSession`` per event loop. The SDK spends ~5 ms of
 CPU per call (request transforms, httpx, response models), which caps one event loop at ~200
 calls/s; this backend spends a fraction of a millisecond (benchmarks/backend_overhead.py).
@@ -19,7 +19,7 @@ import base64
 import json
 import os
 import urllib.request
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -30,22 +30,9 @@ from rag_judge.backends.errors import (
     classify_status,
     redact,
 )
-from rag_judge.backends.providers.openai_backend import (
-    DEFAULT_BASE_URL,
-    TOP_LOGPROBS,
-    chat_messages,
-    checked_reply,
-    malformed_reply,
-    no_logprobs,
-    ordered_vectors,
-    retry_after_of,
-    send_structured,
-    yes_share,
-)
-from rag_judge.backends.providers.thinking import thinking_field
-from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
+from rag_judge.backends.providers.openai_backend import DEFAULT_BASE_URL, retry_after_of
+from rag_judge.backends.providers.openai_methods import ShapedChat, ShapedEmbedder
 from rag_judge.core.redact import redact_url
-from rag_judge.core.types import Usage
 
 if TYPE_CHECKING:
     from aiohttp import ClientResponse, ClientSession
@@ -74,42 +61,6 @@ try:
     _dumps, _loads = orjson.dumps, orjson.loads
 except ImportError:  # pragma: no cover - depends on the environment
     _dumps, _loads = _stdlib_dumps, json.loads
-
-
-def chat_reply_of(body: Any) -> ChatResponse:
-    """A ChatResponse from the decoded JSON of a chat completion (dicts, not SDK objects)."""
-    try:
-        choice = body["choices"][0]
-        message = choice["message"]
-        content, refusal = message["content"], message.get("refusal")
-        finish_reason, usage = choice.get("finish_reason"), _usage(body.get("usage"))
-    except (AttributeError, IndexError, KeyError, TypeError) as error:
-        raise malformed_reply(error) from error
-    return checked_reply(content, refusal, finish_reason, usage, thinking=thinking_field(message))
-
-
-def yes_no_reply_of(body: Any) -> YesNoResponse:
-    """P(yes) from the decoded JSON of a one-token completion with ``top_logprobs``."""
-    try:
-        first = body["choices"][0]["logprobs"]["content"][0]
-        pairs = [(str(t["token"]), float(t["logprob"])) for t in first["top_logprobs"]]
-        usage = _usage(body.get("usage"))
-    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as error:
-        raise no_logprobs(error) from error
-    return YesNoResponse(p_yes=yes_share(pairs), usage=usage)
-
-
-def _usage(raw: Any) -> Usage:
-    """Token counts from a reply's ``usage`` object (absent or odd: unreported)."""
-    if not isinstance(raw, dict):
-        return Usage(reported=False)
-    details = raw.get("completion_tokens_details")
-    thinking = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    return Usage(
-        prompt_tokens=int(raw.get("prompt_tokens") or 0),
-        completion_tokens=int(raw.get("completion_tokens") or 0),
-        reasoning_tokens=thinking if isinstance(thinking, int) and thinking > 0 else 0,
-    )
 
 
 async def _session_lifetime(
@@ -282,61 +233,20 @@ def _error_message(raw: bytes) -> str:
         return raw[:_MAX_ERROR_CHARS].decode("utf-8", "replace")
 
 
-class HTTPChat(_HTTPBase):
+class HTTPChat(ShapedChat, _HTTPBase):
     """A chat model behind an OpenAI-compatible chat-completions API, without the SDK
     (``name``: ``openai-compatible/<model>``)."""
 
-    json_mode: str = "auto"
-    """How a JSON schema is sent (``openai_backend.JSON_MODES``)."""
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """One chat completion; a JSON schema on the request becomes ``response_format``."""
-        payload = self._payload(request)
-        if request.max_tokens is not None:
-            payload["max_tokens"] = request.max_tokens
-        schema = request.json_schema
-        if schema is None:
-            return chat_reply_of(await self._post("/chat/completions", payload))
-
-        async def send(form: dict[str, Any] | None) -> ChatResponse:
-            extra = {} if form is None else {"response_format": form}
-            return chat_reply_of(await self._post("/chat/completions", payload | extra))
-
-        return await send_structured(self, schema, send)
-
-    async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
-        """P(yes) over P(yes) + P(no) from the top log-probabilities of the first reply token."""
-        payload = self._payload(request)
-        payload.update(max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
-        return yes_no_reply_of(await self._post("/chat/completions", payload))
-
-    def _payload(self, request: ChatRequest) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": chat_messages(request),
-            "temperature": request.temperature,
-        }
-        if request.seed is not None:
-            payload["seed"] = request.seed
-        return payload
+    async def _send_chat(self, body: dict[str, Any]) -> Any:
+        return await self._post("/chat/completions", {"model": self.model, **body})
 
 
-class HTTPEmbedder(_HTTPBase):
+class HTTPEmbedder(ShapedEmbedder, _HTTPBase):
     """An embedding model behind an OpenAI-compatible embeddings API, without the SDK
     (``name``: ``openai-compatible/<model>``)."""
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One vector per text, in input order (the reply's ``index`` decides, not its order)."""
-        return (await self.embed_with_usage(texts))[0]
-
-    async def embed_with_usage(self, texts: Sequence[str]) -> tuple[list[list[float]], Usage]:
-        """The vectors and the tokens the server says it read."""
-        if not texts:
-            return [], Usage()
-        reply = await self._post("/embeddings", {"model": self.model, "input": list(texts)})
-        data = reply.get("data") if isinstance(reply, dict) else None
-        usage = _usage(reply.get("usage") if isinstance(reply, dict) else None)
-        return ordered_vectors(data or (), len(texts)), usage
+    async def _send_embeddings(self, texts: list[str]) -> Any:
+        return await self._post("/embeddings", {"model": self.model, "input": texts})
 
 
 def _split_credentials(url: str) -> tuple[str, str | None]:

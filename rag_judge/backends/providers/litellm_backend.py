@@ -2,30 +2,20 @@
 
 Like every backend it makes one attempt per call (LiteLLM's and the inner SDK's retries are
 off) and caches nothing; :class:`~rag_judge.backends.wrapper.client.ModelClient` does both.
-LiteLLM's
-exceptions subclass OpenAI's, so the OpenAI backend's error mapping classifies them too.
+It sends the OpenAI backend's bodies and reads its replies the same way
+(:mod:`~rag_judge.backends.providers.openai_methods`); LiteLLM's exceptions subclass OpenAI's,
+so the OpenAI backend's error mapping classifies them too.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
 from typing import Any
 
 from rag_judge.backends.errors import PLACEHOLDER_KEY, BackendError, BackendUnavailable
-from rag_judge.backends.providers.openai_backend import (
-    TOP_LOGPROBS,
-    chat_messages,
-    chat_response,
-    ordered_vectors,
-    send_structured,
-    to_backend_error,
-    usage_of,
-    yes_no_response,
-)
-from rag_judge.backends.types import ChatRequest, ChatResponse, YesNoResponse
-from rag_judge.core.types import Usage
+from rag_judge.backends.providers.openai_backend import to_backend_error
+from rag_judge.backends.providers.openai_methods import ShapedChat, ShapedEmbedder
 
 _LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
@@ -85,70 +75,24 @@ class _LiteLLMBase:
         return to_backend_error(error, provider="litellm", secrets=secrets)
 
 
-class LiteLLMChat(_LiteLLMBase):
+class LiteLLMChat(ShapedChat, _LiteLLMBase):
     """A chat model through ``litellm.acompletion`` (``name``: ``litellm/<provider>/<model>``)."""
 
-    json_mode: str = "auto"
-    """How a JSON schema is sent (``openai_backend.JSON_MODES``)."""
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """One completion; a JSON schema on the request becomes ``response_format``."""
-        options: dict[str, Any] = {"temperature": request.temperature}
-        if request.max_tokens is not None:
-            options["max_tokens"] = request.max_tokens
-        if request.seed is not None:
-            options["seed"] = request.seed
-
-        async def send(form: dict[str, Any] | None) -> ChatResponse:
-            extra = {} if form is None else {"response_format": form}
-            try:
-                completion = await self._litellm.acompletion(
-                    messages=chat_messages(request), **options, **extra, **self._common()
-                )
-            except Exception as error:
-                raise self._error(error) from None  # the cause may quote the key
-            return chat_response(completion)
-
-        if request.json_schema is None:
-            return await send(None)
-        return await send_structured(self, request.json_schema, send)
-
-    async def yes_probability(self, request: ChatRequest) -> YesNoResponse:
-        """P(yes) over P(yes) + P(no) from the first token's top log-probabilities."""
-        options: dict[str, Any] = {"temperature": request.temperature}
-        if request.seed is not None:
-            options["seed"] = request.seed
+    async def _send_chat(self, body: dict[str, Any]) -> Any:
         try:
-            completion = await self._litellm.acompletion(
-                messages=chat_messages(request),
-                max_tokens=1,
-                logprobs=True,
-                top_logprobs=TOP_LOGPROBS,
-                **options,
-                **self._common(),
-            )
+            return await self._litellm.acompletion(**body, **self._common())
         except Exception as error:
             raise self._error(error) from None  # the cause may quote the key
-        return yes_no_response(completion)
 
 
-class LiteLLMEmbedder(_LiteLLMBase):
+class LiteLLMEmbedder(ShapedEmbedder, _LiteLLMBase):
     """An embedding model through ``litellm.aembedding``."""
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One vector per text, in input order."""
-        return (await self.embed_with_usage(texts))[0]
-
-    async def embed_with_usage(self, texts: Sequence[str]) -> tuple[list[list[float]], Usage]:
-        """The vectors and the tokens the provider says it read."""
-        if not texts:
-            return [], Usage()
+    async def _send_embeddings(self, texts: list[str]) -> Any:
         try:
-            response = await self._litellm.aembedding(input=list(texts), **self._common())
+            return await self._litellm.aembedding(input=texts, **self._common())
         except Exception as error:
             raise self._error(error) from None  # the cause may quote the key
-        usage = usage_of(getattr(response, "usage", None))
-        return ordered_vectors(getattr(response, "data", None) or [], len(texts)), usage
 
 
 def _qualified(litellm: Any, model: str) -> str:

@@ -23,7 +23,8 @@ from pydantic import BaseModel
 from rag_judge.backends.errors import BackendError, BackendUnavailable
 from rag_judge.backends.providers.http_backend import HTTPChat, HTTPEmbedder
 from rag_judge.backends.providers.litellm_backend import LiteLLMChat, LiteLLMEmbedder
-from rag_judge.backends.providers.openai_backend import OpenAIChat, OpenAIEmbedder, response_format
+from rag_judge.backends.providers.openai_backend import OpenAIChat, OpenAIEmbedder
+from rag_judge.backends.providers.openai_shapes import response_format
 from rag_judge.backends.types import ChatRequest
 from rag_judge.backends.wrapper.cache import ResponseCache
 from rag_judge.backends.wrapper.client import CallPolicy, CallResult, ModelClient

@@ -24,7 +24,8 @@ from rag_judge.backends.errors import BackendError, BackendTimeout, BackendUnava
 from rag_judge.backends.provider import BuildArgs
 from rag_judge.backends.providers import http_backend
 from rag_judge.backends.providers.http_backend import HTTPChat, HTTPEmbedder
-from rag_judge.backends.providers.openai_backend import OpenAIChat, response_format
+from rag_judge.backends.providers.openai_backend import OpenAIChat
+from rag_judge.backends.providers.openai_shapes import response_format
 from rag_judge.backends.registry import chat_backend, embedding_backend
 from rag_judge.backends.types import ChatRequest, cache_key
 from rag_judge.backends.wrapper.cache import ResponseCache
