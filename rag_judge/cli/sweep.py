@@ -132,7 +132,8 @@ class SweepArgs:
     type=float,
     default=DEFAULT_MARGIN,
     show_default=True,
-    help="Recommend the cheapest k whose objective is confirmed within this much of the best.",
+    help="Recommend the cheapest k whose objective is confirmed within this much of the best "
+    "(0 <= margin < 1; checked with the other options).",
 )
 @click.option(
     "--confidence",

@@ -229,7 +229,7 @@ class SampleWork:
 
     async def _once(self, name: str, start: Callable[[], Awaitable[V]]) -> V:
         """Run ``start`` the first time ``name`` is asked for; later callers share the result
-        (and, in a batch window, count as waiting while another task's step runs)."""
+        (and, in a lockstep, count as waiting while another task's step runs)."""
         if name not in self._memo:
             self._memo[name] = asyncio.ensure_future(start())
             return cast(V, await self._memo[name])

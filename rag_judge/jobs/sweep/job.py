@@ -36,7 +36,8 @@ from rag_judge.jobs.sweep.run import Progress
 from rag_judge.jobs.sweep.until_decided import decide_active, sweep_until_decided
 from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
-from rag_judge.runtime.executors.batched import Stage, run_batched
+from rag_judge.runtime.executors.batched import Stage
+from rag_judge.runtime.executors.on_batch import run_on_batch
 from rag_judge.runtime.session import CacheChoice, Session, open_session
 from rag_judge.runtime.settings import Settings, load_settings
 
@@ -147,20 +148,12 @@ async def _sweep(
     loaded = _loaded(eval_set, options)
     if not isinstance(executor, Batch):
         raise TypeError(f"unknown executor {executor!r}")
-    judge, generator = session.client, session.generator
-
-    async def job(clients: tuple[ModelClient, ...]) -> SweepResult:
-        judging, answering = clients
-        final = judging is judge and answering is generator
-        shown = events if final else QUIET
-        return await sweep_in_process(loaded, session.using(judging, answering), options, shown)
-
-    run = await run_batched(
-        job,
-        [judge, generator],
-        state_path=executor.state_path,
-        on_poll=events.polled,
-        poll_seconds=executor.poll_seconds,
+    run = await run_on_batch(
+        lambda view, shown: sweep_in_process(loaded, view, options, shown),
+        session,
+        executor,
+        events=events,
+        with_generator=True,
     )
     return SweepRun(run.result, run.stages)
 

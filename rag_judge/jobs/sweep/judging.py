@@ -21,9 +21,9 @@ cost). So, per question:
 
 The reference's claims, shared by every k, are split first, where a model call evicts nothing.
 
-When one backend that batches (the embedded model) both answers and judges, steps 1, 2 and 4
-run every k at once as a batch window (:mod:`rag_judge.backends.wrapper.batching`): every k's
-answer in one llama.cpp batch, then every k's probe, each reading the ks' shared prefix once.
+When one backend that runs calls together (the embedded model) both answers and judges, steps 1,
+2 and 4 run every k at once in lockstep (:mod:`rag_judge.backends.wrapper.lockstep`): every k's
+answer in one llama.cpp pass, then every k's probe, each reading the ks' shared prefix once.
 """
 
 from __future__ import annotations
@@ -120,21 +120,21 @@ class QuestionRunner:
         return QuestionRun(query, language, len(contexts), tuple(generations), once, per_k, source)
 
     async def _in_order(self, steps: Sequence[Awaitable[T]]) -> list[T]:
-        """Each k's step of the module docstring: as one batch window (every k's first call
-        in one batch, then every k's next...) when the model batches, else in ascending k."""
-        if self._batched():
+        """Each k's step of the module docstring: in lockstep (every k's first call together,
+        then every k's next...) when the model runs calls together, else in ascending k."""
+        if self._in_lockstep():
             return await Lockstep().gather(steps)
         return [await step for step in steps]
 
     async def _once(self, top: SampleWork) -> dict[str, JudgeResult]:
-        """The one-pass judges over the top K (in a window of their own when batched, so that
-        they read the passages the batch context holds)."""
+        """The one-pass judges over the top K (in a lockstep of their own when the model runs
+        calls together, so that they read the passages the shared-prefix context holds)."""
         names = list(self.plan.once)
         results = await self._in_order([JUDGES[name](top) for name in names])
         return dict(zip(names, results, strict=True))
 
-    def _batched(self) -> bool:
-        """True when the model that answers and the judge are one backend that batches."""
+    def _in_lockstep(self) -> bool:
+        """True when the model that answers and the judge are one backend running calls together."""
         backend = self.client.backend
         return can_run_together(backend) and self.generator.backend is backend
 
