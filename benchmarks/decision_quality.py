@@ -1,38 +1,39 @@
-"""How often does a sweep's decision pick well? Replay decision rules on subsets of a large sweep.
+"""How often does a sweep's decision pick well? The rule replayed on two large real sweeps, its
+truth taken from questions it never saw.
 
-A large sweep (several hundred questions, k = 1..10, the judges the default objective needs,
-with reference answers) is run once with the product, as a user would. The k that is best by
-reference F1 over all of its questions is taken as the truth (a refusal on a question the set
-marks unanswerable is the right answer: F1 1, SQuAD 2.0's convention; an answer there scores 0).
-Then every rule is replayed on many random subsets of 20, 50 and 100 of those questions, from
-the same per-question table (no model call), and scored by its regret: the truth's F1 minus the
-F1 (over all questions) of the k the rule picked. Exact match is reported beside it.
+Two large sweeps (300 CMRC 2018 and 270 SQuAD 2.0 questions, k = 1..10, the embedded model, the
+judges the default objective needs and the reference matches) were run once with the product, as
+a user would. Each replay draws a random subset of n questions for the rule (n = 50, 100, 150)
+and takes the truth from the **other** questions of the sweep: the k with the highest mean
+reference F1 there (a refusal on a question the set marks unanswerable is the right answer: F1
+1, SQuAD 2.0's convention; an answer there scores 0). A pick is within the margin when its F1 on
+those other questions is at most the margin below the truth's. Every figure is a count with its
+95% Wilson interval.
 
-Rules (objective ``faithfulness*completeness`` unless named):
+Measured, each at margin 0.05 unless named:
 
-- ``old``: the previous release's rule, the highest mean over the questions scored at each k
-  (a refusal has no faithfulness, so it leaves that k's mean);
-- ``argmax``: the highest mean with every question counted, a refusal valued (0, or 1 on an
-  unanswerable question);
-- ``smoothed``: the same, after averaging each k's mean with its neighbours' (quality moves
-  smoothly with k: borrow strength across ks);
-- ``new``: the product's decision (:func:`rag_judge.jobs.sweep.decision.recommend.recommend`): the
-  cheapest k confirmed within the margin of the best, with simultaneous intervals; when it says
-  "undecided", the pick is its best k by mean (what the summary names as the lean), and the
-  share it decided is reported with its accuracy when it did;
-- ``new_smoothed``: ``new`` on per-question values averaged over neighbouring ks;
-- ``argmax_f1``: the highest mean reference F1 (every question counted): what a user with
-  reference answers could use instead of the judges.
+- **decisions**: per objective (the judges' product, completeness, answer F1, exact match) and
+  comparison (each k with the best, the rule; every pair both ways, the former rule), on the same
+  subsets: the share decided, P(within the margin | decided), P(within the margin) of the pick or
+  lean over every subset, and the mean regret. The rule runs as a user's first look does, at the
+  level its spending gives a first look of n questions of the whole eval set (3,219 CMRC and
+  1,406 SQuAD questions);
+- **margins**: the share decided by the default objective at margins 0.02, 0.05 and 0.1;
+- **plans**: where a subset is undecided and the plan names N questions the sweep has, the
+  subset plus N - n more of the sweep's other questions, decided as the test's second look: how
+  often N settles it (the plan aims at 80%);
+- **until decided**: the sweep's questions in random orders, a look every 10 questions, up to
+  all of them, comparisons with the best beside all pairs at the same per-look levels: how many
+  questions each needs to settle (median, quartiles), and how often it settles.
 
 Usage::
 
     python benchmarks/decision_quality.py sweep --set cmrc2018_zh_chunked --limit 300
     python benchmarks/decision_quality.py sweep --set squad2_en_chunked --limit 300
-    python benchmarks/decision_quality.py replay [--subsets 500]
+    python benchmarks/decision_quality.py replay [--subsets 300] [--orders 100]
 
-``sweep`` runs ``rag-judge sweep`` into ``results/decision_quality/<set>/`` (resumable: an
-interrupted sweep continues from the response cache). ``replay`` is pure CPU (minutes) and writes
-``results/decision_quality.{json,md}``.
+``sweep`` runs ``rag-judge sweep`` into ``results/decision_quality/<set>/`` (resumable). ``replay``
+is pure CPU and writes ``results/decision_quality.{json,md}``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,27 +52,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from _machine import machine_info
+from _rates import Rate, shown
 
-from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
-from rag_judge.jobs.sweep.decision.objective import Objective
+from rag_judge.core.simultaneous import pairwise_intervals
+from rag_judge.data.eval_sets import load_eval_set
+from rag_judge.jobs.sweep.decision.decide import compared_arms, decide_table
+from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice
 from rag_judge.jobs.sweep.decision.outcomes import objective_table, with_refusals
-from rag_judge.jobs.sweep.decision.recommend import recommend
+from rag_judge.jobs.sweep.decision.recommend import Recommendation, recommend
+from rag_judge.jobs.sweep.decision.sequential import (
+    SweepLooks,
+    correlations_of,
+    replay_sequential,
+    spent,
+)
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"
 FOLDER = RESULTS / "decision_quality"
 SETS = ("cmrc2018_zh_chunked", "squad2_en_chunked")
-OBJECTIVE = "faithfulness*completeness"
-TRUTH = "answer_f1"
 METRICS = "faithfulness,completeness,exact_match,answer_f1"
+OBJECTIVES = ("faithfulness*completeness", "completeness", "answer_f1", "exact_match")
+TRUTH = "answer_f1"
 KS = tuple(range(1, 11))
-SIZES = (20, 50, 100)
+SIZES = (50, 100, 150)
+MARGIN = 0.05
 MARGINS = (0.02, 0.05, 0.1)
-"""The new rules' margins tried; regret is scored at 0.02 and 0.05 for every rule."""
-SCORED = (0.02, 0.05)
-RULES = ("old", "argmax", "smoothed", "new", "new_smoothed", "argmax_f1")
-Pick = tuple[int, bool | None, int | None]
-"""A rule's k, whether it decided (None: the rule always names one), questions it asks for."""
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -80,16 +88,9 @@ class Sweep:
     name: str
     frame: pd.DataFrame
     truth: pd.DataFrame
-    """Per question (rows) x k: reference F1 as the decision counts it (refusals valued)."""
-    exact: pd.DataFrame
-    """The same for exact match."""
-    objective: pd.DataFrame
-    """Per question x k: the objective as the decision counts it (questions with values)."""
-    raw: pd.DataFrame
-    """Per question x k: the raw product of the judges (refusals missing), the old rule's."""
-    tokens: pd.DataFrame
-    refused: pd.DataFrame
-    answerable: pd.Series
+    """Per question x k: reference F1 as the decision counts it (refusals valued)."""
+    horizon: int
+    """The eval set's questions: a first look's spending is of n over these."""
 
 
 def run_sweep(name: str, limit: int) -> None:
@@ -97,9 +98,18 @@ def run_sweep(name: str, limit: int) -> None:
     out = FOLDER / name
     command = [
         str(Path(sys.executable).with_name("rag-judge")),
-        "sweep", name, "--limit", str(limit), "--ks", "1-10", "--metrics", METRICS,
-        "--no-reasons", "-o", str(out),
-    ]  # fmt: skip
+        "sweep",
+        name,
+        "--limit",
+        str(limit),
+        "--ks",
+        "1-10",
+        "--metrics",
+        METRICS,
+        "--no-reasons",
+        "-o",
+        str(out),
+    ]
     started = time.perf_counter()
     subprocess.run(command, check=True)
     seconds = time.perf_counter() - started
@@ -109,261 +119,405 @@ def run_sweep(name: str, limit: int) -> None:
 
 
 def load_sweep(name: str) -> Sweep:
-    """A large sweep's per-question table and the tables the replay reads."""
+    """A large sweep's per-question table and its reference F1 as the decision counts it."""
     frame = with_refusals(pd.read_parquet(FOLDER / name / "per_question.parquet"))
     truth = objective_table(frame, Objective.parse(TRUTH)).values
-    exact = objective_table(frame, Objective.parse("exact_match")).values
-    objective = objective_table(frame, Objective.parse(OBJECTIVE)).values
-    product = frame["faithfulness"] * frame["completeness"]
-    raw = frame.assign(_raw=product).pivot(index="question_id", columns="k", values="_raw")
-    tokens = frame.pivot(index="question_id", columns="k", values=ANSWER_TOKENS).astype(float)
-    refused = frame.pivot(index="question_id", columns="k", values=REFUSED)
-    answerable = frame.groupby("question_id")[ANSWERABLE].first().fillna(True).astype(bool)
-    return Sweep(name, frame, truth, exact, objective, raw, tokens, refused, answerable)
+    return Sweep(name, frame, truth, len(load_eval_set(name).queries))
 
 
-def smooth(means: np.ndarray) -> np.ndarray:
-    """Each k's value averaged with its neighbours' (the ends with their one neighbour)."""
-    padded = np.pad(means, [(0, 0)] * (means.ndim - 1) + [(1, 1)], mode="edge")
-    return (padded[..., :-2] + padded[..., 1:-1] + padded[..., 2:]) / 3
+def first_level(n: int, horizon: int) -> float:
+    """The level a sweep's first look at ``n`` of ``horizon`` questions has (default spending)."""
+    return spent(n / horizon, ALPHA, "front")
 
 
-def argmax(means: np.ndarray) -> int:
-    """The first (smallest, cheapest) k of the highest mean."""
-    return KS[int(np.flatnonzero(means >= means.max() - 1e-12)[0])]
+def decide_subset(
+    sweep: Sweep,
+    ids: Sequence[str],
+    objective: str,
+    comparison: str,
+    *,
+    margin: float = MARGIN,
+    level: float | None = None,
+    seed: int = 0,
+) -> tuple[Recommendation, np.ndarray, list[float], list[bool]]:
+    """The rule on the questions ``ids``, as the product decides: the objective's table (a
+    refusal valued, a failure missing), each k's cost and eligibility."""
+    frame = sweep.frame[sweep.frame["question_id"].isin(ids)]
+    arms = compared_arms(frame, Objective.parse(objective), KS)
+    values = arms.values
+    if comparison == "all_pairs":
+        values = values[~np.isnan(values).any(axis=1)]
+    found = recommend(
+        values,
+        arms.ks,
+        costs=arms.costs,
+        eligible=arms.eligible,
+        why_not=arms.why_not,
+        margin=margin,
+        confidence=1 - (level or first_level(len(ids), sweep.horizon)),
+        n_resamples=1000,
+        seed=seed,
+        comparison=comparison,  # type: ignore[arg-type]
+    )
+    return found, values, list(arms.costs), list(arms.eligible)
 
 
-def make_rules(sweep: Sweep, margin: float) -> dict[str, Callable[[list[str]], Pick]]:
-    """Each rule as a function of a subset's question ids."""
+def pick_of(found: Recommendation) -> tuple[int, bool]:
+    """The rule's k (recommended, else its lean), and whether it decided."""
+    if found.recommended_k is not None:
+        return found.recommended_k, True
+    return found.best_k_by_mean or KS[0], False
 
-    def old(ids: list[str]) -> Pick:
-        means = sweep.raw.loc[ids].astype(float).mean(skipna=True)
-        means = means.reindex(KS)
-        return argmax(means.fillna(-1.0).to_numpy()), None, None
 
-    def counted(ids: list[str]) -> np.ndarray:
-        kept = [q for q in ids if q in sweep.objective.index]
-        return sweep.objective.loc[kept, list(KS)].to_numpy(dtype=float)
+def truth_regret(sweep: Sweep, others: Sequence[str]) -> dict[int, float]:
+    """Per k, how far its F1 on ``others`` is below the best k's there."""
+    means = sweep.truth.loc[[q for q in others if q in sweep.truth.index], list(KS)].mean()
+    return {k: float(means.max() - means[k]) for k in KS}
 
-    def every(ids: list[str]) -> Pick:
-        return argmax(counted(ids).mean(axis=0)), None, None
 
-    def smoothed(ids: list[str]) -> Pick:
-        return argmax(smooth(counted(ids).mean(axis=0))), None, None
+def splits(sweep: Sweep, n: int, subsets: int, seed: int) -> list[tuple[list[str], list[str]]]:
+    """``subsets`` random (subset of n, the other questions) pairs, seeded."""
+    universe = list(sweep.truth.index)
+    rng = np.random.default_rng(seed + n)
+    out = []
+    for _ in range(subsets):
+        order = list(rng.permutation(universe))
+        out.append((order[:n], order[n:]))
+    return out
 
-    def decided(ids: list[str], *, borrow: bool) -> Pick:
-        table = counted(ids)
-        kept = [q for q in ids if q in sweep.objective.index]
-        answerable = [q for q in kept if sweep.answerable[q]]
-        refused_all = (
-            sweep.refused.loc[answerable, list(KS)].fillna(False).astype(bool).all(axis=0)
-            if answerable
-            else pd.Series(False, index=list(KS))
+
+def decisions(args: tuple[str, int, int]) -> list[dict[str, Any]]:
+    """Every objective and comparison on the same subsets of one size."""
+    name, n, subsets = args
+    sweep = load_sweep(name)
+    rows = []
+    draws = splits(sweep, n, subsets, 0)
+    for objective in OBJECTIVES:
+        for comparison in ("best", "all_pairs"):
+            decided = within_decided = within = 0
+            regrets = []
+            for seed, (ids, others) in enumerate(draws):
+                found, *_ = decide_subset(sweep, ids, objective, comparison, seed=seed)
+                k, ok = pick_of(found)
+                regret = truth_regret(sweep, others)[k]
+                decided += ok
+                within_decided += ok and regret <= MARGIN + 1e-12
+                within += regret <= MARGIN + 1e-12
+                regrets.append(regret)
+            rows.append(
+                {
+                    "set": name,
+                    "n": n,
+                    "objective": objective,
+                    "comparison": comparison,
+                    "decided": Rate(decided, subsets).as_json(),
+                    "within_when_decided": Rate(within_decided, decided).as_json(),
+                    "within": Rate(within, subsets).as_json(),
+                    "mean_regret": round(float(np.mean(regrets)), 4),
+                }
+            )
+            print({k: rows[-1][k] for k in ("set", "n", "objective", "comparison")}, flush=True)
+    return rows
+
+
+def margins(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
+    """The default objective's decided share per margin, one size."""
+    name, objective, n, subsets = args
+    sweep = load_sweep(name)
+    rows = []
+    for margin in MARGINS:
+        decided = within = 0
+        for seed, (ids, others) in enumerate(splits(sweep, n, subsets, 0)):
+            found, *_ = decide_subset(sweep, ids, objective, "best", margin=margin, seed=seed)
+            k, ok = pick_of(found)
+            decided += ok
+            within += ok and truth_regret(sweep, others)[k] <= margin + 1e-12
+        rows.append(
+            {
+                "set": name,
+                "n": n,
+                "objective": objective,
+                "margin": margin,
+                "decided": Rate(decided, subsets).as_json(),
+                "within_when_decided": Rate(within, decided).as_json(),
+            }
         )
-        found = recommend(
-            smooth(table) if borrow else table,
+    return rows
+
+
+def plans(args: tuple[str, str, int, int]) -> dict[str, Any]:
+    """Undecided subsets' plans (the product's own: ``decide_table`` as a first look of the
+    sweep's test), checked on the sweep's other questions as the test's second look."""
+    name, objective, n, subsets = args
+    sweep = load_sweep(name)
+    chosen = Objective.parse(objective)
+    pool = len(sweep.truth)
+    checked = settled = beyond = undecided = 0
+    asked = []
+    rng = np.random.default_rng(7)
+    for seed, (ids, others) in enumerate(splits(sweep, n, subsets, 0)):
+        frame = sweep.frame[sweep.frame["question_id"].isin(ids)]
+        looks = SweepLooks(sweep.horizon, ALPHA, "front")
+        first = decide_table(
+            frame, ObjectiveChoice(chosen, chosen), KS, margin=MARGIN, looks=looks, seed=seed
+        )
+        found = first.recommendation
+        if found is None or found.recommended_k is not None or found.too_few:
+            continue
+        undecided += 1
+        if found.questions_needed is None:
+            continue
+        asked.append(found.questions_needed)
+        if found.questions_needed > pool:
+            beyond += 1
+            continue
+        more = list(rng.permutation(others))[: found.questions_needed - n]
+        wider = sweep.frame[sweep.frame["question_id"].isin([*ids, *more])]
+        second = decide_table(
+            wider,
+            ObjectiveChoice(chosen, chosen),
             KS,
-            costs=sweep.tokens.loc[kept, list(KS)].mean(axis=0).tolist(),
-            eligible=(~refused_all).tolist(),
-            margin=margin,
-            n_resamples=1000,
-            seed=len(ids),
+            margin=MARGIN,
+            looks=first.looks,
+            seed=seed,
+            plan=False,
+        )
+        checked += 1
+        settled += second.recommended_k is not None
+    return {
+        "set": name,
+        "n": n,
+        "objective": objective,
+        "undecided": undecided,
+        "planned": len(asked),
+        "median_asked": float(np.median(asked)) if asked else None,
+        "asked_beyond_the_sweep": beyond,
+        "settled_at_the_plan": Rate(settled, checked).as_json(),
+    }
+
+
+def until_decided(args: tuple[str, str, str, int]) -> dict[str, Any]:
+    """A run until decided over the sweep's questions in random orders."""
+    name, objective, comparison, orders = args
+    sweep = load_sweep(name)
+    frame = sweep.frame
+    arms = compared_arms(frame, Objective.parse(objective), KS)
+    table = pd.DataFrame(arms.values, index=arms.table.values.index, columns=list(arms.ks))
+    complete = table.dropna()
+    rng = np.random.default_rng(11)
+    used, settled = [], 0
+    for seed in range(orders):
+        order = complete.index[rng.permutation(len(complete))]
+        values = complete.loc[order].to_numpy(dtype=float)
+        run = (
+            replay_sequential(
+                values,
+                KS,
+                margin=MARGIN,
+                step=10,
+                horizon=sweep.horizon,
+                costs=arms.costs,
+                n_resamples=500,
+                seed=seed,
+            )
+            if comparison == "best"
+            else _all_pairs_run(values, sweep.horizon, arms.costs, seed)
+        )
+        ok = run[0] if isinstance(run, tuple) else run.recommendation.recommended_k is not None
+        count = run[1] if isinstance(run, tuple) else run.questions_used
+        settled += ok
+        used.append(count if ok else len(values))
+    quartiles = np.percentile(used, [25, 50, 75]).tolist()
+    return {
+        "set": name,
+        "objective": objective,
+        "comparison": comparison,
+        "orders": orders,
+        "questions": len(complete),
+        "settled": Rate(settled, orders).as_json(),
+        "questions_used_quartiles": [round(q, 1) for q in quartiles],
+    }
+
+
+def _all_pairs_run(
+    values: np.ndarray, horizon: int, costs: Sequence[float], seed: int
+) -> tuple[bool, int]:
+    """The former rule until decided: all pairs both ways, at the same looks' levels; a k out
+    when another beats it by more than the margin or a cheaper one beats it at all."""
+    looks = SweepLooks(horizon, ALPHA, "front")
+    active = list(range(len(KS)))
+    cost = np.asarray(costs)
+    used = 0
+    while used < len(values):
+        used = min(used + 10, len(values))
+        seen = values[:used][:, active]
+        level = looks.level(used, correlations_of(seen))
+        looks = looks.with_look(used, level)
+        found = recommend(
+            seen,
+            [KS[i] for i in active],
+            costs=cost[active].tolist(),
+            margin=MARGIN,
+            confidence=1 - level,
+            n_resamples=500,
+            seed=seed,
+            comparison="all_pairs",
         )
         if found.recommended_k is not None:
-            return found.recommended_k, True, None
-        return found.best_k_by_mean or KS[0], False, found.questions_needed
+            return True, used
+        if len(active) > 1:
+            pairs = pairwise_intervals(seen, confidence=1 - level, n_resamples=500, seed=seed)
+            cheaper = cost[active][:, None] <= cost[active][None, :]
+            np.fill_diagonal(cheaper, False)
+            out = np.any(pairs.low > MARGIN + 1e-12, axis=0) | np.any(
+                (pairs.low > 1e-12) & cheaper, axis=0
+            )
+            active = [i for i, gone in zip(active, out, strict=True) if not gone]
+    return False, used
 
-    def by_f1(ids: list[str]) -> Pick:
-        kept = [q for q in ids if q in sweep.truth.index]
-        means = sweep.truth.loc[kept, list(KS)].to_numpy(dtype=float).mean(axis=0)
-        return argmax(means), None, None
 
+def replay(subsets: int, orders: int) -> dict[str, Any]:
+    """Every measurement of the module docstring, two processes at a time."""
+    default = {"cmrc2018_zh_chunked": "answer_f1", "squad2_en_chunked": "answer_f1"}
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        decided = [
+            row
+            for rows in pool.map(decisions, [(s, n, subsets) for s in SETS for n in SIZES])
+            for row in rows
+        ]
+        by_margin = [
+            row
+            for rows in pool.map(
+                margins,
+                [
+                    (s, o, n, subsets)
+                    for s in SETS
+                    for o in (*OBJECTIVES[:1], "answer_f1")
+                    for n in (100, 150)
+                ],
+            )
+            for row in rows
+        ]
+        planned = list(
+            pool.map(
+                plans,
+                [
+                    (s, o, n, subsets)
+                    for s in SETS
+                    for o in {default[s], OBJECTIVES[0]}
+                    for n in SIZES
+                ],
+            )
+        )
+        sequential = list(
+            pool.map(
+                until_decided,
+                [(s, default[s], c, orders) for s in SETS for c in ("best", "all_pairs")],
+            )
+        )
     return {
-        "old": old,
-        "argmax": every,
-        "smoothed": smoothed,
-        "new": lambda ids: decided(ids, borrow=False),
-        "new_smoothed": lambda ids: decided(ids, borrow=True),
-        "argmax_f1": by_f1,
+        "decisions": decided,
+        "margins": by_margin,
+        "plans": planned,
+        "until_decided": sequential,
+        "sets": {s: _describe(load_sweep(s)) for s in SETS},
     }
 
 
-def replay(sweep: Sweep, subsets: int, seed: int = 0) -> dict[str, Any]:
-    """Every rule on ``subsets`` random subsets per size and margin, scored against the truth."""
-    truth_f1 = sweep.truth.mean(axis=0).reindex(KS)
-    truth_em = sweep.exact.reindex(sweep.truth.index).mean(axis=0).reindex(KS)
-    best = argmax(truth_f1.to_numpy())
-    regret_f1 = {k: float(truth_f1.max() - truth_f1[k]) for k in KS}
-    regret_em = {k: float(truth_em[best] - truth_em[k]) for k in KS}
-    universe = list(sweep.truth.index)
-    rng = np.random.default_rng(seed)
-    orders = [list(rng.permutation(universe)) for _ in range(subsets)]
-    draws = {n: [order[:n] for order in orders] for n in SIZES}
-    rows = []
-    for n in SIZES:
-        for margin in MARGINS:
-            rules = make_rules(sweep, margin)
-            for name in RULES:
-                has_margin = name.startswith("new")
-                if margin != MARGINS[0] and not has_margin:
-                    continue  # the margin changes only the new rules
-                picks = [rules[name](ids) for ids in draws[n]]
-                shown = margin if has_margin else None
-                rows.append(_score(name, shown, n, picks, regret_f1, regret_em))
-                if name == "new":
-                    rows[-1].update(_needed_kept(rules[name], orders, picks, len(universe)))
-    per_k = {
-        k: {
-            "f1": float(truth_f1[k]),
-            "exact_match": float(truth_em[k]),
-            "objective": float(sweep.objective[k].mean()),
-            "refusal_rate": float(sweep.refused[k].astype(float).mean()),
-            "prompt_tokens": float(sweep.tokens[k].mean()),
-        }
-        for k in KS
-    }
+def _describe(sweep: Sweep) -> dict[str, Any]:
+    """Each k's F1 and objective over the whole sweep (the table in the report)."""
+    means = sweep.truth.mean()
+    objective = objective_table(sweep.frame, Objective.parse(OBJECTIVES[0])).values.mean()
     return {
-        "set": sweep.name,
-        "truth_stability": truth_stability(sweep.truth[list(KS)].to_numpy(dtype=float)),
-        "questions": len(universe),
-        "questions_with_objective": len(sweep.objective),
-        "unanswerable": int((~sweep.answerable.reindex(universe)).sum()),
-        "truth_k": best,
-        "per_k": per_k,
-        "rows": rows,
+        "questions": len(sweep.truth),
+        "horizon": sweep.horizon,
+        "f1": {str(k): round(float(means[k]), 4) for k in KS},
+        "judges": {str(k): round(float(objective[k]), 4) for k in KS},
     }
 
 
-def _needed_kept(
-    rule: Callable[[list[str]], Pick], orders: list[list[str]], picks: Sequence[Pick], total: int
-) -> dict[str, Any]:
-    """Is "about N questions would settle it" kept? Where a subset was undecided and asked for
-    N questions the sweep has, the rule on the first N of the same order: the share decided
-    (80% is what the estimate aims at)."""
-    asked = [(order, q) for order, (_, ok, q) in zip(orders, picks, strict=True)
-             if ok is False and q is not None and q <= total]  # fmt: skip
-    settled = [rule(order[:q])[1] is True for order, q in asked]
-    return {
-        "needed_checked": len(asked),
-        "needed_asked_beyond_sweep": sum(
-            1 for _, ok, q in picks if ok is False and q is not None and q > total
-        ),
-        "p_decided_at_needed": float(np.mean(settled)) if settled else None,
-    }
-
-
-def truth_stability(table: np.ndarray, resamples: int = 2000, seed: int = 0) -> dict[str, float]:
-    """How sure the oracle itself is: over bootstrap resamples of its questions, the share in
-    which each k has the highest mean F1 (ks that never do are left out)."""
-    rng = np.random.default_rng(seed)
-    rows = rng.integers(0, len(table), size=(resamples, len(table)))
-    means = table[rows].mean(axis=1)
-    best = means.argmax(axis=1)
-    return {str(KS[i]): float(np.mean(best == i)) for i in range(len(KS)) if np.any(best == i)}
-
-
-def _score(
-    name: str,
-    margin: float | None,
-    n: int,
-    picks: Sequence[Pick],
-    regret_f1: dict[int, float],
-    regret_em: dict[int, float],
-) -> dict[str, Any]:
-    regrets = np.array([regret_f1[k] for k, _, _ in picks])
-    row: dict[str, Any] = {
-        "rule": name,
-        "margin": margin,
-        "n": n,
-        **{f"p_regret_within_{m}": float(np.mean(regrets <= m + 1e-12)) for m in SCORED},
-        "mean_regret_f1": float(regrets.mean()),
-        "mean_regret_em": float(np.mean([regret_em[k] for k, _, _ in picks])),
-        "picks": {str(k): sum(p == k for p, _, _ in picks) for k in KS},
-    }
-    if margin is not None:
-        row["p_regret_within_margin"] = float(np.mean(regrets <= margin + 1e-12))
-    decided = [(k, ok) for k, ok, _ in picks if ok is not None]
-    if decided and margin is not None:
-        hits = [regret_f1[k] <= margin + 1e-12 for k, ok in decided if ok]
-        needed = [q for _, ok, q in picks if ok is False and q is not None]
-        row["share_decided"] = float(np.mean([ok for _, ok in decided]))
-        row["p_regret_within_margin_when_decided"] = float(np.mean(hits)) if hits else None
-        row["median_questions_needed"] = float(np.median(needed)) if needed else None
-    return row
-
-
-def render(results: list[dict[str, Any]], machine: dict[str, Any], subsets: int) -> str:
+def render(payload: dict[str, Any]) -> str:
     """The markdown report."""
+    machine = payload["machine"]
     lines = [
-        "# Decision quality: how often each rule's k is within the margin of the best",
+        "# Decision quality: the rule replayed on two large sweeps, truth out of sample",
         "",
-        f"Written by `benchmarks/decision_quality.py replay` ({subsets} random subsets per "
-        f"size, no model call). Sweeps: the embedded model, `--metrics {METRICS} --no-reasons`, "
-        "k = 1..10 (`results/decision_quality/<set>/run.json` has each sweep's command, time "
-        f"and CPU). Replay machine: {machine['cpu_model']}, {machine['logical_cores']} cores.",
-        "",
-        "Truth: the k with the highest mean reference F1 over every question of the sweep (a "
-        "refusal of an unanswerable question scores 1, any answer there 0). Regret: the "
-        "truth's F1 minus the picked k's F1, both over every question.",
+        f"Written by `benchmarks/decision_quality.py replay` ({payload['subsets']} random "
+        f"subsets per size, {payload['orders']} orders until decided; no model call). Sweeps: "
+        f"the embedded model, `--metrics {METRICS} --no-reasons`, k = 1..10 "
+        "(`results/decision_quality/<set>/run.json`). Replay machine: "
+        f"{machine['cpu_model']}, {machine['logical_cores']} cores. Truth: the k with the highest "
+        "reference F1 on the questions the subset did not use; within the margin: the pick's F1 "
+        "there at most 0.05 below it. Every rate: value [95% Wilson interval] (count).",
         "",
     ]
-    for result in results:
-        lines += _set_section(result)
+    for name, about in payload["sets"].items():
+        lines += [
+            f"**{name}**: {about['questions']} questions swept (of {about['horizon']} in the "
+            "set). F1 per k: "
+            + ", ".join(f"{k}: {v:.3f}" for k, v in about["f1"].items())
+            + "; faithfulness*completeness per k: "
+            + ", ".join(f"{k}: {v:.3f}" for k, v in about["judges"].items())
+            + ".",
+            "",
+        ]
+    lines += [
+        "## Decisions per objective: each k with the best (the rule) beside all pairs",
+        "",
+        "| set | n | objective | comparison | decided | within the margin when decided "
+        "| pick or lean within the margin | mean regret (F1) |",
+        "|---|---:|---|---|---|---|---|---:|",
+    ]
+    for r in payload["decisions"]:
+        lines.append(
+            f"| {r['set']} | {r['n']} | `{r['objective']}` | {r['comparison']} "
+            f"| {shown(r['decided'], 2)} | {shown(r['within_when_decided'], 2)} "
+            f"| {shown(r['within'], 2)} | {r['mean_regret']:.3f} |"
+        )
+    lines += [
+        "",
+        "## The decided share per margin (comparisons with the best)",
+        "",
+        "| set | n | objective | margin | decided | within its margin when decided |",
+        "|---|---:|---|---:|---|---|",
+    ]
+    for r in payload["margins"]:
+        lines.append(
+            f"| {r['set']} | {r['n']} | `{r['objective']}` | {r['margin']:g} "
+            f"| {shown(r['decided'], 2)} | {shown(r['within_when_decided'], 2)} |"
+        )
+    lines += [
+        "",
+        '## "About N questions would settle it", checked as a second look',
+        "",
+        "| set | n | objective | undecided | planned | median N | N beyond the sweep "
+        "| settled at N |",
+        "|---|---:|---|---:|---:|---:|---:|---|",
+    ]
+    for r in payload["plans"]:
+        median = "" if r["median_asked"] is None else f"{r['median_asked']:,.0f}"
+        lines.append(
+            f"| {r['set']} | {r['n']} | `{r['objective']}` | {r['undecided']} | {r['planned']} "
+            f"| {median} | {r['asked_beyond_the_sweep']} "
+            f"| {shown(r['settled_at_the_plan'], 2)} |"
+        )
+    lines += [
+        "",
+        "## Until decided: questions to settle (a look every 10), the sweep's questions in "
+        "random orders",
+        "",
+        "| set | objective | comparison | settled | questions used (25%, median, 75%; "
+        "unsettled runs count all) |",
+        "|---|---|---|---|---|",
+    ]
+    for r in payload["until_decided"]:
+        q = r["questions_used_quartiles"]
+        lines.append(
+            f"| {r['set']} | `{r['objective']}` | {r['comparison']} "
+            f"| {shown(r['settled'], 2)} | {q[0]:.0f}, **{q[1]:.0f}**, {q[2]:.0f} of "
+            f"{r['questions']} |"
+        )
     return "\n".join(lines) + "\n"
-
-
-def _set_section(result: dict[str, Any]) -> list[str]:
-    lines = [
-        f"## {result['set']}: {result['questions']} questions"
-        + (f" ({result['unanswerable']} unanswerable)" if result["unanswerable"] else ""),
-        "",
-        f"The truth is k = {result['truth_k']}. The oracle is itself a sample: over 2,000 "
-        "bootstrap resamples of its questions, the k with the highest F1 is "
-        + ", ".join(
-            f"k = {k} in {share:.0%}"
-            for k, share in sorted(result["truth_stability"].items(), key=lambda kv: -kv[1])
-        )
-        + f". Over every question ({result['questions_with_objective']} have the objective at "
-        "every k):",
-        "",
-        "| k | F1 | exact match | faithfulness*completeness (refusals counted) | refusals "
-        "| generator prompt tokens |",
-        "|---:|---:|---:|---:|---:|---:|",
-    ]
-    for k, row in result["per_k"].items():
-        mark = f"**{k}**" if int(k) == result["truth_k"] else str(k)
-        lines.append(
-            f"| {mark} | {row['f1']:.3f} | {row['exact_match']:.3f} | {row['objective']:.3f} "
-            f"| {row['refusal_rate']:.2f} | {row['prompt_tokens']:,.0f} |"
-        )
-    lines += ["", "| questions | rule | margin | P(regret ≤ 0.02) | P(regret ≤ 0.05) | "
-              "P(regret ≤ its margin) | mean regret (F1) | EM below the truth's k | decided "
-              "| P(regret ≤ margin) when decided | median questions asked for | decided at "
-              "the questions asked for |",
-              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for row in result["rows"]:
-        decided = row.get("share_decided")
-        when = row.get("p_regret_within_margin_when_decided")
-        needed = row.get("median_questions_needed")
-        margin = "" if row["margin"] is None else f"{row['margin']:g}"
-        lines.append(
-            f"| {row['n']} | {row['rule']} | {margin} "
-            f"| {row['p_regret_within_0.02']:.2f} | {row['p_regret_within_0.05']:.2f} "
-            f"| {'' if row['margin'] is None else format(row['p_regret_within_margin'], '.2f')} "
-            f"| {row['mean_regret_f1']:.3f} | {row['mean_regret_em']:+.3f} "
-            f"| {'' if decided is None else f'{decided:.2f}'} "
-            f"| {'' if when is None else f'{when:.2f}'} "
-            f"| {'' if needed is None else f'{needed:,.0f}'} "
-            f"| {_kept(row)} |"
-        )
-    return [*lines, ""]
-
-
-def _kept(row: dict[str, Any]) -> str:
-    """The share decided at the questions asked for, over the subsets this sweep could check."""
-    if row.get("p_decided_at_needed") is None:
-        return ""
-    return f"{row['p_decided_at_needed']:.2f} of {row['needed_checked']}"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -372,22 +526,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     sweep = commands.add_parser("sweep", help="run the large sweep with the product")
     sweep.add_argument("--set", choices=SETS, required=True)
     sweep.add_argument("--limit", type=int, default=300)
-    again = commands.add_parser("replay", help="replay the rules on subsets (no model call)")
-    again.add_argument("--subsets", type=int, default=500)
-    again.add_argument("--sets", nargs="*", default=list(SETS))
+    again = commands.add_parser("replay", help="replay the rule on subsets (no model call)")
+    again.add_argument("--subsets", type=int, default=300)
+    again.add_argument("--orders", type=int, default=100)
     args = parser.parse_args(argv)
     if args.command == "sweep":
         run_sweep(args.set, args.limit)
         return
-    machine = machine_info()
-    results = [replay(load_sweep(name), args.subsets) for name in args.sets]
-    payload = {"machine": machine, "subsets": args.subsets, "results": results}
+    started = time.perf_counter()
+    payload = {
+        "machine": machine_info(),
+        "subsets": args.subsets,
+        "orders": args.orders,
+        **replay(args.subsets, args.orders),
+    }
+    payload["seconds"] = round(time.perf_counter() - started, 1)
     (RESULTS / "decision_quality.json").write_text(
         json.dumps(payload, indent=2) + "\n", encoding="utf-8"
     )
-    (RESULTS / "decision_quality.md").write_text(
-        render(results, machine, args.subsets), encoding="utf-8"
-    )
+    (RESULTS / "decision_quality.md").write_text(render(payload), encoding="utf-8")
     print((RESULTS / "decision_quality.md").read_text(encoding="utf-8"))
 
 

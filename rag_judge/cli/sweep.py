@@ -31,7 +31,7 @@ from rag_judge.cli.profile_option import calibration_option
 from rag_judge.cli.records import JudgeArgs, ModelArgs, ScaleOutArgs, gather
 from rag_judge.cli.scale_out import StepEvents, echo_stages, executor_for
 from rag_judge.jobs.sweep.decision.defaults import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, DEFAULT_STEP
-from rag_judge.judges import DEFAULT_OBJECTIVE
+from rag_judge.judges import DEFAULT_OBJECTIVE, SPANS_OBJECTIVE
 
 if TYPE_CHECKING:
     from rag_judge.data.eval_sets import EvalSet
@@ -123,9 +123,10 @@ class SweepArgs:
 @limit_option("Sweep only the first N questions.")
 @click.option(
     "--objective",
-    help=f"What the decision maximises: a metric or a product such as {DEFAULT_OBJECTIVE} "
-    "(default; a reference-free set falls back to what it has). A refusal scores 0 (1 on a "
-    "question the set marks unanswerable).",
+    help=f"What the decision maximises: a metric or a product such as {DEFAULT_OBJECTIVE}. "
+    f"Default: {SPANS_OBJECTIVE} when the set's references are spans of its documents, else "
+    f"{DEFAULT_OBJECTIVE}; a set that cannot give it falls back to an answer measure it has. "
+    "A refusal scores 0 (1 on a question the set marks unanswerable).",
 )
 @click.option(
     "--margin",

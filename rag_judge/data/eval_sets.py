@@ -12,7 +12,9 @@ A set is a folder ``<name>/`` with five files, the same for every set:
   source is graded (>= 1 relevant, 0 or less judged not relevant).
 - ``manifest.json``: ``name``, ``description``, ``source``, ``licence``, ``language``,
   ``has_reference_answers``, ``not_applicable`` (``[{"metric", "reason"}]``: judges and
-  metrics that cannot run on the set), ``counts`` and ``files`` (``{name: {sha256, fields}}``).
+  metrics that cannot run on the set), ``counts`` and ``files`` (``{name: {sha256, fields}}``);
+  optional ``reference_answers`` (``spans`` or ``free_text``; measured when absent:
+  :attr:`EvalSet.reference_kind`).
 - ``LICENSE.md``.
 
 The bundled sets live in ``eval_sets/`` (``rag_judge/_eval_sets`` in a wheel) and are written
@@ -27,16 +29,19 @@ line; errors are :class:`~rag_judge.core.errors.InputError` naming the file, lin
 [('DEV_0_QUERY_0', 'which', ('光荣和ω-force',))]
 >>> small.qrels
 {'DEV_0_QUERY_0': {'DEV_0': 1}, 'DEV_1_QUERY_1': {'DEV_1': 1}}
+>>> cmrc.reference_kind  # every reference is a span of its paragraph
+'spans'
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document
@@ -51,6 +56,11 @@ from rag_judge.data.set_folders import (
 )
 
 DATA_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.tsv")
+ReferenceKind = Literal["spans", "free_text", "none"]
+"""What a set's reference answers are (:attr:`EvalSet.reference_kind`)."""
+SPAN_SHARE = 0.9
+"""The share of answered questions whose answer is a span of a relevant document above which a
+set's references are taken as spans."""
 """The files every eval set has besides ``manifest.json`` and ``LICENSE.md``."""
 QRELS_HEADER = ("query_id", "doc_id", "relevance")
 _MODIFIED = "the file was modified; rebuild with eval_sets/build.py or update the manifest"
@@ -90,6 +100,28 @@ class EvalSet:
     """Judges and metrics that cannot run on this set, with the reason."""
     warnings: tuple[str, ...] = ()
     """Problems that do not stop loading (queries without relevant documents, empty texts)."""
+
+    @functools.cached_property
+    def reference_kind(self) -> ReferenceKind:
+        """What the reference answers are: ``spans`` (copied from the question's relevant
+        documents, as in extractive QA: CMRC 2018, SQuAD), ``free_text`` (written answers), or
+        ``none``. The manifest's ``reference_answers`` says it when given; else it is measured:
+        spans when at least :data:`SPAN_SHARE` of the answered questions with a relevant document
+        have an answer that occurs in one of their relevant documents' text word for word."""
+        declared = self.manifest.get("reference_answers")
+        if declared in ("spans", "free_text"):
+            return declared  # type: ignore[no-any-return]
+        if not self.has_reference_answers:
+            return "none"
+        texts = {d.id: f"{d.title or ''}\n{d.text}" for d in self.documents}
+        checked = spans = 0
+        for query in self.queries:
+            relevant = [d for d, grade in self.qrels.get(query.id, {}).items() if grade >= 1]
+            if not query.answers or not relevant:
+                continue
+            checked += 1
+            spans += any(a in texts.get(d, "") for a in query.answers for d in relevant)
+        return "spans" if checked and spans >= SPAN_SHARE * checked else "free_text"
 
     @property
     def language(self) -> str:

@@ -3,7 +3,7 @@
 A sweep logs its parameters (eval set, ks, retriever, models, judges, judge mode, prompt
 versions, objective, margin), each measure's mean and CI bounds per k as separate metrics with
 step = k (the numbers of ``summary.csv``: the same bootstrap, the same seed), the decision's
-per-k figures (objective, difference to the reference k and its simultaneous CI, cost), the
+per-k figures (objective, difference to the best of the others with its bounds, cost), the
 decision itself as parameters and tags, and its files as artifacts. A score run logs each
 judge's mean and CI; a calibration each figure and its CI.
 """
@@ -172,12 +172,13 @@ def _summary_metrics(rows: Iterable[Mapping[str, Any]], *, by_k: bool) -> Iterab
 def _decision_metrics(found: Mapping[str, Any]) -> Iterable[Metric]:
     """The decision's per-k figures (step = k) and the recommended k (no step)."""
     for entry in found.get("per_k", ()):
-        k, difference = int(entry["k"]), entry["difference_to_reference"]
+        k, difference = int(entry["k"]), entry["difference_to_best_other"]
         for key, value in (
             ("decision.objective", entry["mean"]),
             ("decision.difference", difference["estimate"]),
             ("decision.difference.low", difference["low"]),
             ("decision.difference.high", difference["high"]),
+            ("decision.regret_bound", entry["regret_bound"]),
             ("decision.cost", entry["cost"]),
         ):
             if (number := _number(value)) is not None:

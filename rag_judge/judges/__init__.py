@@ -38,6 +38,18 @@ DEFAULT_METRICS = tuple(name for name, judge in JUDGES.items() if judge.default)
 """The judges run when none are named (those a row lacks the inputs for are skipped)."""
 DEFAULT_OBJECTIVE = f"{FAITHFULNESS.name}*{COMPLETENESS.name}"
 """What a k-sweep's best k maximises by default: an answer both grounded and complete."""
+SPANS_OBJECTIVE = ANSWER_F1.name
+"""What it maximises by default when the references are spans of the documents (extractive
+QA): reference F1 (docs/concepts/statistics.md: chosen from the measured decision quality)."""
+ANSWER_OBJECTIVES = (
+    DEFAULT_OBJECTIVE,
+    ANSWER_F1.name,
+    EXACT_MATCH.name,
+    COMPLETENESS.name,
+    FAITHFULNESS.name,
+    ANSWER_RELEVANCY.name,
+)
+"""Answer measures a sweep falls back to, in order, before any retrieval measure."""
 DEFAULT_CALIBRATED = FAITHFULNESS.name
 """The judge a calibration checks when neither the user nor the set names one."""
 REFERENCE_SUPPORT = FAITHFULNESS.name
@@ -45,11 +57,13 @@ REFERENCE_SUPPORT = FAITHFULNESS.name
 (``rag-judge synth``): the reference stands in for an answer, the chunks for the contexts."""
 
 __all__ = [
+    "ANSWER_OBJECTIVES",
     "DEFAULT_CALIBRATED",
     "DEFAULT_METRICS",
     "DEFAULT_OBJECTIVE",
     "JUDGES",
     "REFERENCE_SUPPORT",
+    "SPANS_OBJECTIVE",
     "Judge",
     "JudgeOptions",
     "SampleWork",

@@ -1,7 +1,7 @@
 """The decision as table cells, for the markdown summary and the HTML page alike.
 
-One row per k: the objective's mean over the decision's questions, the paired difference to the
-reference k (the recommended one, else the best by mean) with its simultaneous interval, the
+One row per k: the objective's mean over the questions it has, the paired difference to its
+highest rival with the bounds of ``k - the best of the others`` (comparisons with the best), the
 regret bound, where the k stands, its refusals and what it costs. Every number is the
 decision's own (:class:`~rag_judge.jobs.sweep.decision.Decision`), so the sentence above the
 table and the table agree.
@@ -37,15 +37,17 @@ class DecisionView:
 
 
 def standing_label(standing: KStanding, found: Recommendation) -> str:
-    """Where one k stands: recommended, within the margin, could be the best, worse, or never
-    answers."""
+    """Where one k stands: recommended, within the margin, could be the best, still in the running,
+    out (shown more than the margin below another), or not recommended (ineligible)."""
     if not standing.eligible:
-        return "never answers"
+        return "not recommended"
     if standing.k == found.recommended_k:
         return "recommended"
     if standing.within_margin:
         return "within margin"
-    return "could be best" if standing.could_be_best else "worse"
+    if standing.could_be_best:
+        return "could be best"
+    return "still in" if standing.candidate else "out"
 
 
 def decision_view(decision: Decision) -> DecisionView:
@@ -54,11 +56,10 @@ def decision_view(decision: Decision) -> DecisionView:
     objective = str(decision.objective.used or "objective")
     if found is None or not found.standings:
         return DecisionView(decision.headline, decision.sentence, (), (), None)
-    reference = found.reference_k
     head = (
         "k",
         objective,
-        f"vs k={reference} [simultaneous {found.confidence:.0%} CI]",
+        f"k − best of the others [{found.confidence:.0%} bounds]",
         "at most below the best",
         "standing",
         *(REFUSAL_HEADS[m] for m in REFUSAL_MEASURES),
@@ -69,17 +70,16 @@ def decision_view(decision: Decision) -> DecisionView:
 
 
 def _row(standing: KStanding, decision: Decision, found: Recommendation) -> tuple[str, ...]:
-    if standing.k == found.reference_k:
-        versus = "—"
-    else:
-        versus = (
-            f"{standing.difference:+.3f} [{standing.difference_low:+.3f}, "
-            f"{standing.difference_high:+.3f}]"
-        )
+    versus = (
+        f"{standing.difference:+.3f} [{standing.difference_low:+.3f}, "
+        f"{standing.difference_high:+.3f}]"
+    )
     shares = decision.refusals.get(standing.k, {})
+    fewer = found.n_questions - standing.n
+    mean = f"{standing.mean:.3f}" + (f" (of {standing.n})" if fewer else "")
     return (
         str(standing.k),
-        f"{standing.mean:.3f}",
+        mean,
         versus,
         f"{standing.regret_bound:.3f}",
         standing_label(standing, found),

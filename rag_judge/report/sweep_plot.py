@@ -3,11 +3,10 @@
 Three panels side by side:
 
 1. retrieval vs k: the key retrieval measures' means with CI bands;
-2. the decision: per k, the paired difference of the objective to the reference k (the
-   recommended one, else the best by mean) with its simultaneous interval, the margin as a
-   band under zero,
-   and each k's worst case against the best (minus its regret bound): a k whose triangle lies
-   in the band is confirmed within the margin;
+2. the decision: per k, the objective's paired difference to its highest rival (a dot) and the
+   bounds of ``k - the best of the others`` that hold for every k at once (comparisons with the
+   best), the margin as a band under zero: a k whose lower bound (minus its regret bound) lies in
+   the band is confirmed within the margin;
 3. refusals and cost per k: the share of answers that were refusals (bars) and the generator's
    prompt tokens (line, right axis).
 
@@ -38,8 +37,9 @@ STANDING_COLOURS = {
     "recommended": "#1b7837",
     "within margin": "#5aae61",
     "could be best": "#4a78c2",
-    "worse": "#b2182b",
-    "never answers": "#888888",
+    "still in": "#92c5de",
+    "out": "#b2182b",
+    "not recommended": "#888888",
 }
 """Each k's marker in the decision panel, by where it stands."""
 
@@ -114,14 +114,13 @@ def _retrieval_panel(
 
 
 def _decision_panel(axes: Any, decision: Decision, ks: Sequence[int]) -> None:
-    """Each k's paired difference to the reference k, its simultaneous CI, and the margin."""
+    """Each k against the best of the others: its paired difference and bounds, and the margin."""
     found = decision.recommendation
     _axis_ks(axes, ks)
     if found is None or not found.standings:
         axes.set_title("The decision")
         axes.text(0.5, 0.5, "no k could be compared", ha="center", transform=axes.transAxes)
         return
-    reference = found.reference_k
     axes.axhspan(-found.margin, 0, color="#5aae61", alpha=0.15, linewidth=0,
                  label=f"margin ({found.margin:g})")  # fmt: skip
     axes.axhline(0, color="0.3", linewidth=0.8)
@@ -141,12 +140,14 @@ def _decision_panel(axes: Any, decision: Decision, ks: Sequence[int]) -> None:
         markerfacecolor="none", markeredgecolor="0.2", markersize=7,
         label="worst case vs the best",
     )  # fmt: skip
+    confidence = decision.confidence or found.confidence
     axes.set_title(
-        f"The decision: {decision.objective.used} minus k={reference}'s\n"
-        f"(paired, simultaneous {found.confidence:.0%} CI over {found.n_questions} questions)",
+        f"The decision: {decision.objective.used}, k minus the best of the others\n"
+        f"(paired; bounds hold together with {confidence:.0%} confidence, "
+        f"{found.n_questions} questions)",
         fontsize="medium",
     )
-    axes.set_ylabel(f"difference to k={reference}")
+    axes.set_ylabel("k − best of the others")
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize="small")
 
 

@@ -39,11 +39,11 @@ FILES = {
     "per_question.parquet": "one row per question × k (values, statuses, answers, cost)",
     "per_question.csv": "the same rows as CSV (empty cell = not scored)",
     "summary.csv": "per k and metric: mean, 95% CI, questions scored (refusal shares too)",
-    "decision.json": "the decision: recommended k (or the ks still undecided), per k its "
-    "difference to it with simultaneous CIs, refusals and cost",
+    "decision.json": "the decision: recommended k (or the ks still in the running), per k its "
+    "bounds against the best, refusals, failures and cost, and the sweep's looks",
     "ledger.json": "per model: calls made, replies from the cache, tokens, seconds, statuses "
     "and cost, as the client's ledger counted them",
-    "sweep.png": "retrieval vs k; the decision: each k's difference to the recommended k, "
+    "sweep.png": "retrieval vs k; the decision: each k against the best of the others, "
     "the margin; refusals and cost per k",
     "report.html": "the full report (self-contained)",
     "summary.md": "this summary",
@@ -179,7 +179,8 @@ def decision_line(decision: Decision) -> str:
         return f"**{decision.headline}**: no objective could be compared across the ks."
     return (
         f"**{decision.headline}** by `{used}` (margin {found.margin:g}, "
-        f"{found.confidence:.0%} confidence over all {len(found.standings)} ks, "
+        f"{decision.confidence or found.confidence:.0%} confidence, each of the "
+        f"{len(found.standings)} ks compared with the best, "
         f"{found.n_questions} of {decision.n_swept} questions)."
     )
 

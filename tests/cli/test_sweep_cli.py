@@ -29,6 +29,7 @@ from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document
 from rag_judge.jobs.sweep import SweepOptions
 from rag_judge.jobs.sweep.decision import Objective
+from rag_judge.jobs.sweep.decision.sequential import spent
 from rag_judge.jobs.sweep.job import sweep
 from rag_judge.jobs.sweep.plan import parse_ks
 from rag_judge.jobs.sweep.run import sweep_questions
@@ -327,10 +328,10 @@ def test_a_sweep_whose_every_model_call_failed_exits_3(
     # and no retrieval measure stands in for the judges that failed
     assert "**No k**" in summary
     assert "Best k" not in summary
-    assert "2 of 2 questions left every k's comparison" in summary
+    assert "2 of 2 questions had no value at any k" in summary
     decision = json.loads((tmp_path / "out" / "decision.json").read_text(encoding="utf-8"))
     assert decision["recommended_k"] is None
-    assert decision["objective"] == "faithfulness*completeness"
+    assert decision["objective"] == "answer_f1"  # the default where references are spans
     assert decision["n_questions"] == 0
 
 
@@ -462,7 +463,7 @@ def test_the_python_api_returns_the_decision_the_cli_renders(
     assert written["margin"] == 0.1
     assert written["n_questions"] == 2
     assert [row["k"] for row in written["per_k"]] == [1, 2, 3]
-    assert {"refusal_rate", "difference_to_reference", "regret_bound"} <= set(written["per_k"][0])
+    assert {"refusal_rate", "difference_to_best_other", "regret_bound"} <= set(written["per_k"][0])
 
 
 def test_until_decided_stops_when_settled_and_says_so(
@@ -542,3 +543,35 @@ def test_sweep_command_takes_a_langchain_retriever_by_module_attr(
     bad = run_cli(tmp_path, served, "--rag", "lc_cli_store:store")
     assert bad.exit_code == 2
     assert "give vectorstore.as_retriever()" in bad.output
+
+
+def test_a_rerun_with_more_questions_is_a_second_look_of_the_same_test(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    """Every run of one sweep is a look of one test, recorded beside the response cache: the
+    same run again spends nothing new, more questions spend what is left, fewer add nothing,
+    and a run without a cache says its confidence holds for that look alone."""
+
+    def decided(*extra: str) -> dict[str, Any]:
+        run = run_cli(tmp_path, served, *extra)
+        assert run.exit_code == 0, run.output
+        return json.loads((tmp_path / "out" / "decision.json").read_text(encoding="utf-8"))
+
+    first = decided("--limit", "2")
+    taken = first["looks"]["taken"]
+    assert [look["n_questions"] for look in taken] == [2]
+    assert taken[0]["alpha"] == pytest.approx(spent(2 / 3219, 0.05, "front"))
+    assert first["confidence"] == 0.95
+    assert first["look_confidence"] == pytest.approx(1 - taken[0]["alpha"])
+    assert "This is the first look of this sweep's test" in first["sentence"]
+    assert decided("--limit", "2") == first  # the same look again: nothing new spent
+    second = decided("--limit", "4")
+    assert [look["n_questions"] for look in second["looks"]["taken"]] == [2, 4]
+    assert 0 < second["looks"]["taken"][1]["alpha"] < 0.05
+    assert "This sweep's test has looked 2 times (at 2, 4 questions" in second["sentence"]
+    fewer = decided("--limit", "3")
+    assert fewer["recommended_k"] is None
+    assert "already looked at 4 questions; a look at 3 adds nothing" in fewer["sentence"]
+    alone = decided("--limit", "4", "--no-cache")
+    assert alone["looks"] is None
+    assert "its confidence holds for this look alone" in alone["sentence"]

@@ -189,14 +189,16 @@ def test_the_markdown_names_the_best_k_and_tabulates_the_means(toy: SweepResult)
     assert lines[0] == "# Toy"
     assert (
         "**Undecided between k = 1, 2, 3, 4** by `faithfulness*completeness` (margin 0.05, "
-        "95% confidence over all 4 ks, 2 of 2 questions)."
+        "95% confidence, each of the 4 ks compared with the best, 2 of 2 questions)."
     ) in lines
     assert decision.sentence.replace("*", r"\*") in lines
     head = lines.index("## The decision per k") + 2
-    assert lines[head].startswith("| k | `faithfulness*completeness` | vs k=2 [simultaneous")
+    assert lines[head].startswith(
+        "| k | `faithfulness*completeness` | k − best of the others [95% bounds]"
+    )
     # q1 refuses at k = 1: 0, counted (not left out); q2 scores 1; the mean is 0.5.
     assert lines[head + 2].startswith("| 1 | 0.500 | -0.500 [")
-    assert lines[head + 3].startswith("| 2 | 1.000 | — |")
+    assert lines[head + 3].startswith("| 2 | 1.000 | +0.000 [-1.000, +1.000] | 1.000 |")
     table = lines.index("## Mean per k") + 4
     assert lines[table : table + 6] == [
         "| k | `faithfulness*completeness` | doc_recall | doc_ndcg | text_recall "
@@ -312,7 +314,9 @@ def test_without_any_value_there_is_no_best_k_and_the_report_still_writes(
     assert str(measured.used) == "faithfulness"
     decided = decide(empty, "faithfulness", n_resamples=RESAMPLES)
     assert decided.recommended_k is None
-    assert decided.sentence.startswith("No question has a value of faithfulness at every k")
+    # the one question with values is a refusal at every k; the other has none at any k
+    assert decided.sentence.startswith("Every answer to an answerable question was a refusal")
+    assert "1 of 2 questions had no value at any k" in decided.sentence
 
 
 def test_worst_cases_are_the_lowest_values_or_the_highest_when_lower_is_better(

@@ -25,15 +25,23 @@ from rag_judge.calibration.profile import CalibrationProfile
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.calibrate.fit_profile import apply_profile_to_sweep, profile_for_run
-from rag_judge.jobs.sweep.decision.decide import decide
-from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
+from rag_judge.jobs.sweep.decision.decide import decide_table
+from rag_judge.jobs.sweep.decision.objective import choose_objective
+from rag_judge.jobs.sweep.decision.sequential import SequentialRecord, SweepLooks
 from rag_judge.jobs.sweep.explain import explain_shown
 from rag_judge.jobs.sweep.in_process import sweep_in_process
+from rag_judge.jobs.sweep.looks_store import (
+    NOT_RECORDED,
+    load_looks,
+    record_key,
+    record_path,
+    save_looks,
+)
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress
-from rag_judge.jobs.sweep.until_decided import decide_active, sweep_until_decided
+from rag_judge.jobs.sweep.until_decided import sweep_until_decided
 from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
 from rag_judge.runtime.executors.batched import Stage
@@ -75,18 +83,31 @@ async def sweep_job(
             "each batch waits for the look before it",
             field="until_decided",
         )
+    whole = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
+    where = record_path(session, record_key(whole, options, session))
+    looks = load_looks(where, len(whole.queries), options)
     if not in_process:
         run = await _sweep(eval_set, session, options, executor, events)
-        return replace(run, result=decided(calibrated(run.result, profile), options))
+        result = decided(
+            calibrated(run.result, profile), options, looks, horizon=len(whole.queries)
+        )
+        save_looks(where, result.decision.looks if result.decision else None)
+        return replace(run, result=result)
     # In process, reasons are written afterwards for the rows the report shows (explain.py).
-    loaded = _loaded(eval_set, options)
+    loaded = _loaded(whole, options)
     unreasoned = replace(options, judge=replace(options.judge, reasons=False))
     if options.until_decided:
-        swept, record = await sweep_until_decided(loaded, session, unreasoned, events)
-        result = decided(calibrated(swept, profile), options, record)
+        within = looks or SweepLooks(len(whole.queries), 1 - options.confidence, options.spending)
+        swept, record, within = await sweep_until_decided(
+            loaded, session, unreasoned, within, events
+        )
+        result = decided(
+            calibrated(swept, profile), options, within, record, kept=looks is not None
+        )
     else:
         swept = await sweep_in_process(loaded, session, unreasoned, events)
-        result = decided(calibrated(swept, profile), options)
+        result = decided(calibrated(swept, profile), options, looks, horizon=len(whole.queries))
+    save_looks(where, result.decision.looks if result.decision and looks else None)
     if options.judge.reasons:
         result = await explain_shown(
             result, loaded.queries, session.client, options.judge, events=events
@@ -100,24 +121,39 @@ def calibrated(result: SweepResult, profile: tuple[CalibrationProfile, str] | No
 
 
 def decided(
-    result: SweepResult, options: SweepOptions, record: SequentialRecord | None = None
+    result: SweepResult,
+    options: SweepOptions,
+    looks: SweepLooks | None,
+    record: SequentialRecord | None = None,
+    *,
+    kept: bool = True,
+    horizon: int | None = None,
 ) -> SweepResult:
-    """``result`` holding its decision by ``options``; a run until decided is decided by its
-    last look, over the ks still in, with its record."""
-    if record is None:
-        decision = decide(
-            result, options.objective, margin=options.margin, confidence=options.confidence
+    """``result`` holding its decision by ``options``, as the next of the sweep's ``looks`` (None:
+    no record, the decision's confidence is this look's alone); a run until decided is decided
+    over the ks still in at its last look, with its record. ``kept``: the looks are recorded;
+    ``horizon``: the most questions there are (what more questions can be planned within)."""
+    active = record.looks[-1].active if record is not None and record.looks else result.ks
+    frame = result.per_question[result.per_question["k"].isin(active)]
+    decision = decide_table(
+        frame,
+        choose_objective(result, options.objective),
+        active,
+        margin=options.margin,
+        confidence=options.confidence,
+        looks=looks,
+        limit=horizon,
+    )
+    if looks is None or not kept:
+        decision = replace(
+            decision, looks_note=" ".join(filter(None, (decision.looks_note, NOT_RECORDED)))
         )
-        return replace(result, decision=decision)
-    last = record.looks[-1]
-    decision = decide_active(result, last.active, options, last.alpha)
     return replace(result, decision=replace(decision, sequential=record))
 
 
-def _loaded(eval_set: str | Path | EvalSet, options: SweepOptions) -> EvalSet:
+def _loaded(eval_set: EvalSet, options: SweepOptions) -> EvalSet:
     """The eval set, its first ``limit`` questions when a limit is given."""
-    loaded = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
-    return loaded if options.limit is None else loaded.limit(options.limit)
+    return eval_set if options.limit is None else eval_set.limit(options.limit)
 
 
 def _profile(options: SweepOptions, session: Session) -> tuple[CalibrationProfile, str] | None:
@@ -145,7 +181,8 @@ async def _sweep(
         from rag_judge.jobs.sweep.on_ray import sweep_on_ray
 
         return SweepRun(sweep_on_ray(eval_set, session, options, executor.target, events))
-    loaded = _loaded(eval_set, options)
+    whole = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
+    loaded = _loaded(whole, options)
     if not isinstance(executor, Batch):
         raise TypeError(f"unknown executor {executor!r}")
     run = await run_on_batch(

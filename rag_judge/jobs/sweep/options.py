@@ -25,7 +25,7 @@ from rag_judge.jobs.sweep.decision.defaults import (
     Spending,
     check_margin,
 )
-from rag_judge.jobs.sweep.decision.objective import DEFAULT, Objective
+from rag_judge.jobs.sweep.decision.objective import Objective
 from rag_judge.jobs.sweep.plan import MAX_K, parse_ks
 from rag_judge.judges import DEFAULT_METRICS, JudgeOptions, get_judges
 
@@ -47,9 +47,11 @@ class SweepOptions:
     """Sweep only the first ``limit`` questions."""
     metrics: tuple[str, ...] = DEFAULT_METRICS
     """Judges (those the set cannot support are skipped and reported)."""
-    objective: Objective = DEFAULT
-    """What the decision maximises (default ``faithfulness*completeness``); a text such as
-    ``"answer_f1"`` or None is parsed once, here, and kept as the value."""
+    objective: Objective | None = None
+    """What the decision maximises; None: the set's default (reference F1 where the references
+    are spans of the documents, else ``faithfulness*completeness``: :func:`~rag_judge.jobs.
+    sweep.decision.objective.default_objective`). A text such as ``"answer_f1"`` is parsed
+    once, here, and kept as the value."""
     margin: float = DEFAULT_MARGIN
     """How much worse than the best the recommended k may be (objective scale, 0 to 1)."""
     confidence: float = DEFAULT_CONFIDENCE
@@ -86,7 +88,8 @@ class SweepOptions:
     def __post_init__(self) -> None:
         object.__setattr__(self, "ks", _checked_ks(self.ks))
         object.__setattr__(self, "metrics", tuple(self.metrics))
-        object.__setattr__(self, "objective", Objective.parse(self.objective))
+        if self.objective is not None:
+            object.__setattr__(self, "objective", Objective.parse(self.objective))
         get_judges(self.metrics)  # an unknown name fails now, before an index is built
         if self.limit is not None and (_not_int(self.limit) or self.limit < 1):
             raise InputError(f"must be a whole number >= 1, got {self.limit!r}", field="limit")

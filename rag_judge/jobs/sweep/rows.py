@@ -16,6 +16,7 @@ from typing import Any, Literal
 from rag_judge.core.types import JudgeResult
 from rag_judge.data.eval_sets import EvalQuery
 from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
+from rag_judge.jobs.sweep.decision.outcomes import PROVIDER_REFUSAL
 from rag_judge.jobs.sweep.plan import SweepPlan
 from rag_judge.judges.refusal import answer_refuses
 from rag_judge.pipeline.generate import Generation
@@ -65,6 +66,8 @@ def question_rows(run: QuestionRun, plan: SweepPlan) -> list[dict[str, Any]]:
             REFUSED: (
                 answer_refuses(generation.answer, judged.values())
                 if generation.status == "ok" and generation.answer is not None
+                else True  # the provider refused to answer: a refusal, not a failure
+                if generation.status == PROVIDER_REFUSAL
                 else None
             ),
             "answer_source": run.answer_source,

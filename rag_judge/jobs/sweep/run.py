@@ -19,6 +19,7 @@ from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
+from rag_judge.jobs.sweep.decision.objective import default_objective
 from rag_judge.jobs.sweep.judging import QuestionRunner
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.plan import plan_sweep
@@ -133,7 +134,7 @@ async def sweep_questions(
         questions={q.id: q.question for q in queries},
         retrieved={qid: tuple(ids) for qid, ids in got.ids.items()},
         passages={q.id: tuple(got.texts[q.id]) for q in queries},
-        objective=options.objective,
+        objective=options.objective or default_objective(eval_set.reference_kind),
         judge_mode=chosen_mode.mode,
         judge_mode_note=chosen_mode.note,
     )

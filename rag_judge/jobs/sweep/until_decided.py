@@ -19,16 +19,15 @@ import pandas as pd
 
 from rag_judge.data.eval_sets import EvalSet
 from rag_judge.jobs.sweep.budget import Budget
-from rag_judge.jobs.sweep.decision.decide import decide_table
+from rag_judge.jobs.sweep.decision.decide import compared_arms
 from rag_judge.jobs.sweep.decision.defaults import DEFAULT_RESAMPLES
 from rag_judge.jobs.sweep.decision.objective import choose_objective
-from rag_judge.jobs.sweep.decision.outcomes import objective_table
-from rag_judge.jobs.sweep.decision.record import Decision
 from rag_judge.jobs.sweep.decision.sequential import (
     Look,
     SequentialRecord,
     StopReason,
-    nominal_alphas,
+    SweepLooks,
+    correlations_of,
     take_look,
 )
 from rag_judge.jobs.sweep.in_process import prepare_sweep
@@ -43,17 +42,21 @@ decision agree."""
 
 
 async def sweep_until_decided(
-    loaded: EvalSet, session: Session, options: SweepOptions, events: Events = QUIET
-) -> tuple[SweepResult, SequentialRecord]:
-    """Sweep in batches until the decision's rule settles (see the module docstring)."""
+    loaded: EvalSet,
+    session: Session,
+    options: SweepOptions,
+    looks: SweepLooks,
+    events: Events = QUIET,
+) -> tuple[SweepResult, SequentialRecord, SweepLooks]:
+    """Sweep in batches until the decision's rule settles (see the module docstring); each look
+    is one more of the sweep's ``looks``, returned with them."""
     prepared = await prepare_sweep(loaded, session, options)
     queries = loaded.queries[: options.max_questions or len(loaded.queries)]
     total = len(queries)
     events.started(total)
     active = list(options.ks)
     parts: list[SweepResult] = []
-    looks: list[Look] = []
-    fractions: list[float] = []
+    taken: list[Look] = []
     answers = used = 0
     started, tokens_before = time.monotonic(), _tokens(session)
     seconds = tokens = 0.0
@@ -66,15 +69,13 @@ async def sweep_until_decided(
         batch_answers = len(batch) * len(active)
         answers += batch_answers
         used += len(batch)
-        merged = merge_results(parts, options.ks)
-        fractions.append(used / total)
-        alpha = nominal_alphas(fractions, 1 - options.confidence, options.spending)[-1]
-        look = _look(merged, active, options, alpha)
-        looks.append(look)
-        if look.recommended_k is not None:
-            stop = "settled"
-            break
-        active = [k for k in active if k not in look.eliminated]
+        look, looks = _look(merge_results(parts, options.ks), active, options, looks, used)
+        if look is not None:
+            taken.append(look)
+            if look.recommended_k is not None:
+                stop = "settled"
+                break
+            active = [k for k in active if k not in look.eliminated]
         before = seconds, tokens
         seconds, tokens = time.monotonic() - started, _tokens(session) - tokens_before
         if options.budget is not None and _over_budget(
@@ -87,7 +88,7 @@ async def sweep_until_decided(
             stop = "budget"
             break
     record = SequentialRecord(
-        looks=tuple(looks),
+        looks=tuple(taken),
         stop=stop,
         questions_used=used,
         max_questions=total,
@@ -99,7 +100,7 @@ async def sweep_until_decided(
         seconds=time.monotonic() - started,
         tokens=_tokens(session) - tokens_before,
     )
-    return merge_results(parts, options.ks), record
+    return merge_results(parts, options.ks), record, looks
 
 
 def _over_budget(
@@ -116,42 +117,32 @@ def _over_budget(
     )
 
 
-def _look(result: SweepResult, active: Sequence[int], options: SweepOptions, alpha: float) -> Look:
-    """One look over the questions judged at every k still in."""
-    decision = decide_active(result, active, options, alpha)
-    found = decision.recommendation
-    if found is None or not found.standings or decision.objective.used is None:
-        return Look(0, alpha, tuple(active), (), None)
-    table = objective_table(
-        result.per_question[result.per_question["k"].isin(active)],
-        decision.objective.used,
-    )
-    look, _ = take_look(
-        table.values[list(active)].to_numpy(dtype=float),
-        active,
-        alpha=alpha,
-        margin=options.margin,
-        costs=[s.cost for s in found.standings],
-        eligible=[s.eligible for s in found.standings],
-        n_resamples=LOOK_RESAMPLES,
-    )
-    return look
-
-
-def decide_active(
-    result: SweepResult, active: Sequence[int], options: SweepOptions, alpha: float
-) -> Decision:
-    """The decision's rule over the ks still in, at error ``alpha``."""
-    objective = choose_objective(result, options.objective)
+def _look(
+    result: SweepResult, active: Sequence[int], options: SweepOptions, looks: SweepLooks, n: int
+) -> tuple[Look | None, SweepLooks]:
+    """One look over the ks still in, as the sweep's next look (None when it adds nothing to an
+    earlier one), and the looks with it."""
+    choice = choose_objective(result, options.objective)
+    if choice.used is None:
+        return None, looks
     frame = result.per_question[result.per_question["k"].isin(active)]
-    return decide_table(
-        frame,
-        objective,
-        tuple(active),
+    arms = compared_arms(frame, choice.used, active)
+    if len(arms.ks) == 0:
+        return None, looks
+    level = looks.level(n, correlations_of(arms.values))
+    if level <= 0:
+        return None, looks
+    look, _ = take_look(
+        arms.values,
+        arms.ks,
+        alpha=level,
         margin=options.margin,
-        confidence=1 - alpha,
+        costs=arms.costs,
+        eligible=arms.eligible,
+        why_not=arms.why_not,
         n_resamples=LOOK_RESAMPLES,
     )
+    return look, looks.with_look(n, level)
 
 
 def merge_results(parts: Sequence[SweepResult], ks: Sequence[int]) -> SweepResult:

@@ -26,6 +26,7 @@ from rag_judge.jobs.sweep import SweepOptions
 from rag_judge.jobs.sweep.decision import decide, decide_table
 from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice
 from rag_judge.jobs.sweep.decision.outcomes import objective_table, row_outcomes
+from rag_judge.jobs.sweep.decision.planning import plan_questions, shrunk_table
 from rag_judge.jobs.sweep.decision.recommend import recommend
 from rag_judge.jobs.sweep.decision.record import Decision
 from rag_judge.jobs.sweep.decision.refusals import refusal_indicators
@@ -107,7 +108,7 @@ def test_on_an_unanswerable_question_a_refusal_is_right_and_an_answer_is_wrong()
     assert row_outcomes(frame, Objective.parse("faithfulness"))["value"].tolist() == [1.0, 0.0, 1.0]
 
 
-def test_a_failed_call_is_not_a_refusal_the_question_leaves_every_k() -> None:
+def test_a_failed_call_is_not_a_refusal_only_that_k_lacks_the_question() -> None:
     cells = {
         "q1": [("巴黎", 1.0, 1.0)] * 3,
         "q2": [("东京", 1.0, 1.0)] * 3,
@@ -115,17 +116,80 @@ def test_a_failed_call_is_not_a_refusal_the_question_leaves_every_k() -> None:
     }
     frame = sweep_frame(cells, failed={("q2", 2): "answer"})
     table = objective_table(frame, OBJECTIVE)
-    assert list(table.values.index) == ["q1", "q3"]
-    assert table.excluded == {"q2": "k=2: the answer: backend_error"}
+    assert list(table.values.index) == ["q1", "q2", "q3"]  # k = 1 and 3 keep q2
+    assert np.isnan(table.values.loc["q2", 2])
+    assert table.values.loc["q2", 1] == 1.0
+    assert table.excluded == {}
+    assert table.missing == {2: {"q2": "the answer: backend_error"}}
+    assert table.failure_share(2) == pytest.approx(1 / 3)
     decision = decided(frame)
-    assert decision.n_questions == 2
-    assert "1 of 3 questions left every k's comparison" in decision.sentence
-    assert "a failed call is not a refusal" in decision.sentence
+    assert decision.n_questions == 3
+    found = decision.recommendation
+    assert found is not None
+    assert (found.standing(1).n, found.standing(2).n) == (3, 2)
+    # a third of k = 2's questions failed: more than 5%, so it is not recommended, and says so
+    assert not found.standing(2).eligible
+    assert "k=2: its calls failed or went unscored on 33% of the questions" in decision.sentence
+    assert decision.failures == {1: 0.0, 2: pytest.approx(1 / 3), 3: 0.0}
     # the refusal share counts the answers there are: q3 refused, q2 at k = 2 has none
     assert decision.refusals[2]["refusal_rate"] == pytest.approx(1 / 2)
     assert decision.refusals[1]["refusal_rate"] == pytest.approx(1 / 3)
     judged = sweep_frame(cells, failed={("q1", 3): "judge"})
-    assert objective_table(judged, OBJECTIVE).excluded == {"q1": "k=3: faithfulness: backend_error"}
+    assert objective_table(judged, OBJECTIVE).missing == {3: {"q1": "faithfulness: backend_error"}}
+    everywhere = {("q1", k): "answer" for k in KS}
+    gone = objective_table(sweep_frame(cells, failed=everywhere), OBJECTIVE)
+    assert gone.excluded == {"q1": "k=1: the answer: backend_error"}  # no value at any k
+
+
+def test_a_k_that_fails_where_others_answer_keeps_the_others_questions() -> None:
+    """One k failing on its long prompts must not take the hard questions from the others:
+    they are compared on every question, and the failing k on the ones it has, flagged."""
+    rng = np.random.default_rng(3)
+    cells = {}
+    for i in range(120):
+        hard = i % 4 == 0
+        cells[f"q{i}"] = [
+            ("巴黎", 1.0, float(rng.uniform() < (0.2 if hard else 0.8))),
+            ("巴黎", 1.0, float(rng.uniform() < (0.4 if hard else 0.9))),
+            ("巴黎", 1.0, float(rng.uniform() < (0.4 if hard else 0.9))),
+        ]
+    failed = {(f"q{i}", 3): "answer" for i in range(0, 120, 40)}  # 3 of 120 at k = 3
+    decision = decided(sweep_frame(cells, failed=failed))
+    found = decision.recommendation
+    assert found is not None
+    assert (found.standing(1).n, found.standing(2).n, found.standing(3).n) == (120, 120, 117)
+    assert found.standing(3).eligible  # 2.5% failed: judged on what it has, flagged
+    assert "k=3 has no value for 3 of the 120 questions" in decision.sentence
+    assert decision.to_json()["per_k"][2]["failure_share"] == pytest.approx(0.025)
+
+
+def test_a_provider_refusal_is_a_refusal_not_a_failure() -> None:
+    frame = sweep_frame({"q1": [("巴黎", 1.0, 1.0)] * 3})
+    frame.loc[frame["k"] == 1, ["generation_status", "answer", "refused"]] = ["refused", None, None]
+    outcomes = row_outcomes(frame, OBJECTIVE)
+    assert outcomes["outcome"].tolist() == ["refusal", "answer", "answer"]
+    assert outcomes["value"].tolist() == [0.0, 1.0, 1.0]
+
+
+def test_a_k_that_answers_too_few_answerable_questions_is_not_recommended() -> None:
+    """On a set with many unanswerable questions, a k that refuses almost everything scores
+    well there; it must still answer half the answerable questions the best answerer does."""
+    cells = {f"u{i}": [("不知道", None, None)] * 3 for i in range(80)}
+    cells |= {
+        f"a{i}": [("不知道", None, 0.0) if i > 2 else ("巴黎", 1.0, 1.0), ("巴黎", 1.0, 1.0),
+                  ("巴黎", 1.0, 1.0) if i % 2 else ("东京", 0.0, 0.0)]
+        for i in range(40)
+    }  # fmt: skip
+    frame = sweep_frame(cells, unanswerable=[f"u{i}" for i in range(80)])
+    frame.loc[frame["question_id"].str.startswith("u") & (frame["k"] > 1), "answer"] = "不知道"
+    decision = decided(frame, margin=0.5)
+    found = decision.recommendation
+    assert found is not None
+    assert not found.standing(1).eligible
+    assert "it answered 3 answerable questions, fewer than 50% of k=2's 40" in (
+        found.standing(1).why_not_eligible
+    )
+    assert decision.recommended_k in (2, 3)
 
 
 @pytest.mark.parametrize("objective", [OBJECTIVE, "faithfulness", "completeness"])
@@ -140,6 +204,7 @@ def test_a_k_that_always_refuses_is_never_recommended(objective: str) -> None:
     assert found is not None
     assert not found.standing(1).eligible
     assert found.standing(1).within_margin is False
+    assert "k=1: it answered 0 answerable questions" in decision.sentence
 
 
 def test_a_rag_that_refuses_at_every_k_gets_no_k() -> None:
@@ -187,7 +252,8 @@ def test_the_cheapest_k_within_the_margin_is_recommended_and_the_sentence_agrees
     assert f"k=2 is the cheapest k whose {OBJECTIVE} is within 0.05 of the best" in (
         decision.sentence
     )
-    assert f"no k is better by more than {two.regret_bound:.3f}" in decision.sentence
+    assert f"no k is better than k=2 by more than {two.regret_bound:.3f}" in decision.sentence
+    assert "comparing each of the 3 ks with the best" in decision.sentence
     assert f"k=2 has a mean of {two.mean:.3f}" in decision.sentence
     table = objective_table(sweep_frame(cells), OBJECTIVE).values
     assert two.mean == pytest.approx(table[2].mean())  # the mean over the decision's questions
@@ -216,19 +282,34 @@ def test_with_few_questions_it_says_which_ks_it_cannot_separate_and_how_many_wou
     assert found is not None
     assert found.questions_needed is not None
     assert found.questions_needed > 20
-    assert f"At least about {found.questions_needed} questions in all" in decision.sentence
+    assert found.settle_probability is not None
+    assert found.settle_probability >= 0.8
+    assert (
+        f"With {found.settle_probability:.0%} probability about {found.questions_needed} "
+        "questions in all"
+    ) in decision.sentence
 
 
-def test_the_questions_needed_are_enough_when_the_differences_stay_as_measured() -> None:
+def test_the_plan_keeps_its_promise_when_the_rule_itself_is_applied() -> None:
+    """The planner simulates the rule with a t critical value; applied with the rule's own
+    bootstrap to resamples of that size (leads shrunk as the planner shrinks them), it settles
+    about as often as the plan says."""
     rng = np.random.default_rng(5)
-    small = (rng.uniform(size=(30, 3)) < [0.5, 0.6, 0.62]).astype(float)
+    ease = rng.uniform(size=(40, 1))
+    small = (0.5 * rng.uniform(size=(40, 3)) + 0.5 * ease < [0.45, 0.55, 0.57]).astype(float)
     found = recommend(small, KS, margin=0.1, n_resamples=500)
     assert found.recommended_k is None
-    assert found.questions_needed is not None
-    # the same questions repeated up to that size: same means and spreads, so it decides
-    repeats = -(-found.questions_needed // len(small))
-    larger = recommend(np.tile(small, (repeats, 1)), KS, margin=0.1, n_resamples=500)
-    assert larger.recommended_k is not None
+    plan = plan_questions(small, costs=KS, eligible=[True] * 3, margin=0.1,
+                          level_at=lambda n: 0.05, simulations=200)  # fmt: skip
+    assert plan.questions is not None
+    assert plan.probability is not None
+    shrunk, _ = shrunk_table(small)
+    draws = [
+        recommend(shrunk[rng.integers(0, 40, plan.questions)], KS, margin=0.1, n_resamples=300)
+        for _ in range(60)
+    ]
+    settled = np.mean([d.recommended_k is not None for d in draws])
+    assert settled >= plan.probability - 0.15
 
 
 def test_a_margin_of_zero_needs_a_k_confirmed_best() -> None:

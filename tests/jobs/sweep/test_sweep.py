@@ -31,7 +31,9 @@ from sweep_toy import (
 )
 
 from rag_judge.backends import ModelClient, ResponseCache
+from rag_judge.backends.errors import BackendRefusal
 from rag_judge.backends.providers.scripted import ScriptedBackend
+from rag_judge.backends.types import ChatRequest
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.sweep import SweepOptions
@@ -197,6 +199,27 @@ def test_a_refusal_is_an_outcome_every_k_is_decided_over_the_same_questions() ->
     assert decision.n_questions == 2
     assert str(decision.objective.used) == "faithfulness*completeness"
     assert decision.refusals[1]["refusal_rate"] == 0.5
+
+
+def test_a_provider_refusal_of_the_answer_is_a_refusal_in_the_table_and_the_decision() -> None:
+    """A content filter refusing to answer is what the model did, not a failed call: the row is
+    refused, and the objective counts it (0 on an answerable question)."""
+
+    def filtered(request: ChatRequest) -> str | float:
+        prompt = (request.prompt_id or "").split(".")[0]
+        if prompt == "generate/answer" and "Tokyo" in " ".join(passages(request)):
+            raise BackendRefusal("the model refused: content filter")
+        return respond(request)
+
+    result, _ = toy_sweep(backend=ScriptedBackend(respond=filtered))
+    frame = result.per_question
+    refused = frame[frame["generation_status"] == "refused"]
+    assert len(refused) > 0
+    assert refused["refused"].all()
+    table = objective_table(frame, Objective.parse("faithfulness*completeness"))
+    assert table.excluded == {}
+    for qid, k in zip(refused["question_id"], refused["k"], strict=True):
+        assert table.values.loc[qid, int(k)] == 0.0
 
 
 def test_progress_is_called_per_question_and_unknown_chunks_are_refused() -> None:

@@ -22,9 +22,11 @@ from rag_judge.data.eval_sets import EvalQuery, EvalSet
 from rag_judge.jobs.sweep import SweepOptions, SweepResult
 from rag_judge.jobs.sweep import until_decided as until_decided_module
 from rag_judge.jobs.sweep.budget import Budget
+from rag_judge.jobs.sweep.decision.defaults import SPENDINGS
 from rag_judge.jobs.sweep.decision.sequential import (
     SequentialRecord,
-    nominal_alphas,
+    SweepLooks,
+    look_level,
     replay_sequential,
     spent,
 )
@@ -64,8 +66,9 @@ def run(
         return PreparedSweep(session, RagUnderTest(CHUNKS, France(), None), None)
 
     monkeypatch.setattr(until_decided_module, "prepare_sweep", prepare)
-    swept = until_decided_module.sweep_until_decided(many(n), session, options)
-    result, record = asyncio.run(swept)
+    looks = SweepLooks(n, 1 - options.confidence, options.spending)
+    swept = until_decided_module.sweep_until_decided(many(n), session, options, looks)
+    result, record, _ = asyncio.run(swept)
     return result, record, len(backend.requests)
 
 
@@ -134,7 +137,7 @@ def test_the_sequential_options_are_checked_once() -> None:
 
 
 def test_spending_adds_up_to_the_error_over_the_looks() -> None:
-    for spending in ("pocock", "obrien_fleming"):
+    for spending in SPENDINGS:
         looks = np.linspace(0.1, 1.0, 10)
         steps = np.diff([0.0, *(spent(t, 0.05, spending) for t in looks)])
         assert steps.sum() == pytest.approx(0.05)
@@ -160,23 +163,59 @@ def test_in_simulation_the_best_k_survives_at_the_stated_rate() -> None:
     assert saved / runs > 0.1
 
 
-def test_nominal_levels_spend_exactly_the_error_under_the_looks_joint_law() -> None:
-    # Independent computation: the looks' z-statistics are jointly normal with
-    # corr(Z_i, Z_j) = sqrt(t_i / t_j); scipy's multivariate normal gives the chance that none
-    # crosses its bound, which must be 1 - spent(t) at every look.
+def test_look_levels_spend_exactly_the_error_under_the_looks_joint_law() -> None:
+    # Independent computation for one comparison: the looks' z-statistics are jointly normal
+    # with corr(Z_i, Z_j) = sqrt(t_i / t_j); scipy's multivariate normal gives the chance that
+    # none crosses its one-sided bound, which must be 1 - spent(t) at every look.
     fractions = [0.25, 0.5, 0.75, 1.0]
-    for spending in ("pocock", "obrien_fleming"):
-        levels = nominal_alphas(fractions, 0.05, spending)
-        bounds = [NormalDist().inv_cdf(1 - level / 2) for level in levels]
+    for spending in SPENDINGS:
+        taken: list[tuple[float, float]] = []
+        for t in fractions:
+            taken.append((t, look_level(taken, t, 0.05, spending, [np.eye(1)])))
+        bounds = [NormalDist().inv_cdf(1 - level) for _, level in taken]
         for last in range(1, len(fractions) + 1):
             t = np.array(fractions[:last])
             corr = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
-            upper = np.array(bounds[:last])
             inside = multivariate_normal(mean=np.zeros(last), cov=corr).cdf(
-                upper, lower_limit=-upper, rng=np.random.default_rng(0)
+                np.array(bounds[:last]), rng=np.random.default_rng(0)
             )
-            assert 1 - inside == pytest.approx(spent(t[-1], 0.05, spending), abs=1e-3)
-        steps = np.diff([0.0, *(spent(t, 0.05, spending) for t in fractions)])
-        assert all(level >= step for level, step in zip(levels, steps, strict=True))
-    with pytest.raises(InputError, match="increase"):
-        nominal_alphas([0.5, 0.5], 0.05)
+            assert 1 - inside == pytest.approx(spent(t[-1], 0.05, spending), abs=3e-3)
+    # a look at no more questions than an earlier one has nothing new to spend
+    assert look_level([(0.5, 0.03)], 0.5, 0.05, "front", [np.eye(1)]) == 0.0
+
+
+def test_look_levels_hold_for_the_largest_of_correlated_comparisons() -> None:
+    """With three comparisons with the best (correlated 0.5), the largest crosses some look's
+    bound with probability spent(t): simulated here with paths of our own."""
+    corr = np.full((3, 3), 0.5) + 0.5 * np.eye(3)
+    fractions = [0.2, 0.4, 0.7, 1.0]
+    taken: list[tuple[float, float]] = []
+    for t in fractions:
+        taken.append((t, look_level(taken, t, 0.05, "pocock", [corr])))
+    rng = np.random.default_rng(7)
+    root = np.linalg.cholesky(corr)
+    paths, before, walk = 200_000, 0.0, np.zeros((200_000, 3))
+    single = (rng.standard_normal((paths, 3)) @ root.T).max(axis=1)
+    crossed = np.zeros(paths, dtype=bool)
+    for t, level in taken:
+        walk += rng.standard_normal((paths, 3)) @ root.T * np.sqrt(t - before)
+        crossed |= (walk / np.sqrt(t)).max(axis=1) > np.quantile(single, 1 - level)
+        assert crossed.mean() == pytest.approx(spent(t, 0.05, "pocock"), abs=4e-3)
+        before = t
+
+
+def test_a_record_of_looks_round_trips_and_spends_once_per_look() -> None:
+    looks = SweepLooks(300, 0.05, "front")
+    corr = [np.eye(1)]
+    first = looks.level(100, corr)
+    assert first == pytest.approx(spent(100 / 300, 0.05, "front"))
+    looks = looks.with_look(100, first)
+    assert looks.level(100, corr) == first  # the same look again spends nothing new
+    assert looks.with_look(100, first) == looks
+    second = looks.level(200, corr)
+    assert 0 < second < 0.05
+    assert looks.level(50, corr) == 0.0  # fewer questions: no new information
+    later = looks.with_look(200, second)
+    assert SweepLooks.from_json(later.as_json()) == later
+    with pytest.raises(InputError, match="not a record of looks"):
+        SweepLooks.from_json({"horizon": 3})

@@ -10,15 +10,22 @@ sweep, choosing first the objective it can compute.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
 from rag_judge.jobs.sweep.decision.defaults import (
+    ALL_REFUSED,
     DEFAULT_CONFIDENCE,
     DEFAULT_MARGIN,
     DEFAULT_RESAMPLES,
+    MAX_FAILURE_SHARE,
+    MIN_ANSWER_SHARE,
 )
 from rag_judge.jobs.sweep.decision.objective import (
     Objective,
@@ -27,9 +34,11 @@ from rag_judge.jobs.sweep.decision.objective import (
     choose_objective,
 )
 from rag_judge.jobs.sweep.decision.outcomes import ObjectiveTable, objective_table, with_refusals
-from rag_judge.jobs.sweep.decision.recommend import recommend
+from rag_judge.jobs.sweep.decision.planning import plan_questions
+from rag_judge.jobs.sweep.decision.recommend import Recommendation, recommend
 from rag_judge.jobs.sweep.decision.record import K_COST, TOKENS_COST, Decision
 from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES, refusal_indicators
+from rag_judge.jobs.sweep.decision.sequential import SweepLooks, correlations_of
 
 
 def decide(
@@ -68,9 +77,17 @@ def decide_table(
     confidence: float = DEFAULT_CONFIDENCE,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    plan: bool = True,
+    looks: SweepLooks | None = None,
+    limit: int | None = None,
 ) -> Decision:
     """Decide k from a sweep's per-question table by ``objective.used`` (see the module
     docstring); with no objective, a decision that names no k.
+
+    With ``looks`` (the sweep's earlier looks), this decision is its next look: at the level
+    the looks leave it (``confidence`` is then theirs), recorded in the decision's own
+    ``looks``. Undecided, it plans the questions that would settle it (``plan``), at the level a
+    further look would have, within the ``limit`` of questions there are (the looks' horizon).
 
     Thirty questions where k = 1 misses one in three and k = 2 answers all:
 
@@ -90,20 +107,120 @@ def decide_table(
     refusals = refusal_shares(frame)
     if objective.used is None:
         return Decision(objective, refusals=refusals, n_swept=n_swept)
-    table = objective_table(frame, objective.used)
-    chosen = [k for k in ks if k in table.ks] or list(table.ks)
-    costs, unit = _costs(frame, table, chosen)
+    arms = compared_arms(frame, objective.used, ks)
+    table, compared, values = arms.table, arms.ks, arms.values
+    failures = {k: table.failure_share(k) for k in arms.chosen}
+    if not compared:
+        return Decision(objective, None, table.excluded, refusals, n_swept, failures=failures)
+    costs, unit, eligible, why_not = arms.costs, arms.cost_unit, arms.eligible, arms.why_not
+    correlations = correlations_of(values)
+    level, note = 1 - confidence, ""
+    if looks is not None:
+        level = looks.level(n_swept, correlations)
+        if level > 0:
+            looks = looks.with_look(n_swept, level)
+        else:
+            last = max(looks.taken, key=lambda look: look.n_questions)
+            level, note = (
+                last.alpha,
+                (
+                    f"This sweep's test already looked at {last.n_questions} questions; a look at "
+                    f"{n_swept} adds nothing to it, so it names no k (its bounds are shown at that "
+                    "look's level)."
+                ),
+            )
     found = recommend(
-        table.values[chosen].to_numpy(dtype=float),
-        chosen,
+        values,
+        compared,
         costs=costs,
-        eligible=_eligible(frame, table, chosen),
+        eligible=eligible,
+        why_not=why_not,
         margin=margin,
-        confidence=confidence,
+        confidence=1 - level,
         n_resamples=n_resamples,
         seed=seed,
     )
-    return Decision(objective, found, table.excluded, refusals, n_swept, unit)
+    if note:
+        found = dataclasses.replace(found, recommended_k=None, undecided_between=_candidates(found))
+    elif plan and found.recommended_k is None and not found.too_few and found.undecided_between:
+        record = looks
+
+        def level_at(size: int) -> float:
+            if record is None:
+                return 1 - confidence
+            return record.level(size, correlations) or 1e-9
+
+        horizon = limit if looks is None else looks.horizon
+        found = _planned(found, values, level_at, horizon, seed)
+    dropped = {k: table.missing.get(k, {}) for k in arms.chosen if k not in compared}
+    return Decision(
+        objective, found, table.excluded, refusals, n_swept, unit, failures=failures,
+        not_compared={k: f"no value at any question ({_first(why)})" for k, why in dropped.items()},
+        looks=looks, looks_note=note,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ComparedKs:
+    """What the rule compares: the objective's table and, per k with a value, its cost and
+    whether it may be recommended."""
+
+    table: ObjectiveTable
+    chosen: tuple[int, ...]
+    """The ks asked for that the table has."""
+    ks: tuple[int, ...]
+    """Those with a value at some question: the columns of :attr:`values`."""
+    values: NDArray[np.float64]
+    costs: tuple[float, ...]
+    cost_unit: str
+    eligible: tuple[bool, ...]
+    why_not: tuple[str, ...]
+
+
+def compared_arms(frame: pd.DataFrame, objective: Objective, ks: Sequence[int]) -> ComparedKs:
+    """The table the rule reads, with each k's cost and eligibility (also a look's input)."""
+    frame = with_refusals(frame)
+    table = objective_table(frame, objective)
+    chosen = tuple(k for k in ks if k in table.ks) or table.ks
+    compared = tuple(k for k in chosen if table.n_questions and table.values[k].notna().any())
+    if not compared:
+        return ComparedKs(table, chosen, (), np.empty((0, 0)), (), K_COST, (), ())
+    costs, unit = _costs(frame, table, compared)
+    eligible, why_not = _eligibility(frame, table, compared)
+    values = table.values[list(compared)].to_numpy(dtype=float)
+    return ComparedKs(
+        table, chosen, compared, values, tuple(costs), unit, tuple(eligible), tuple(why_not)
+    )
+
+
+def _candidates(found: Recommendation) -> tuple[int, ...]:
+    return tuple(s.k for s in found.standings if s.candidate)
+
+
+def _planned(
+    found: Recommendation,
+    values: object,
+    level_at: Callable[[int], float],
+    limit: int | None,
+    seed: int,
+) -> Recommendation:
+    """``found`` with the questions that would settle it, by simulating the rule."""
+    plan = plan_questions(
+        values,  # type: ignore[arg-type]
+        costs=[s.cost for s in found.standings],
+        eligible=[s.eligible for s in found.standings],
+        margin=found.margin,
+        level_at=level_at,
+        seed=seed,
+        limit=limit,
+    )
+    return dataclasses.replace(
+        found, questions_needed=plan.questions, settle_probability=plan.probability
+    )
+
+
+def _first(reasons: Mapping[str, str]) -> str:
+    return next(iter(reasons.values()), "no row")
 
 
 def refusal_shares(frame: pd.DataFrame) -> dict[int, dict[str, float | None]]:
@@ -132,14 +249,42 @@ def _costs(
     return [float(tokens[k]) for k in ks], TOKENS_COST
 
 
-def _eligible(frame: pd.DataFrame, table: ObjectiveTable, ks: Sequence[int]) -> list[bool]:
-    """A k that refused every answerable question of the decision is never recommended."""
-    if not table.objective.judges_answer or REFUSED not in frame.columns:
-        return [True] * len(ks)
+def _eligibility(
+    frame: pd.DataFrame, table: ObjectiveTable, ks: Sequence[int]
+) -> tuple[list[bool], list[str]]:
+    """Per k, whether it may be recommended and why not: not when its calls failed on more than
+    :data:`MAX_FAILURE_SHARE` of the questions, nor when it answers (does not refuse) fewer than
+    :data:`MIN_ANSWER_SHARE` of the answerable questions that the k answering most answers."""
+    why = {
+        k: f"its calls failed or went unscored on {share:.0%} of the questions "
+        f"(more than {MAX_FAILURE_SHARE:.0%})"
+        for k in ks
+        if (share := table.failure_share(k)) > MAX_FAILURE_SHARE
+    }
+    answered = _answered(frame, table, ks) if table.objective.judges_answer else {}
+    most = max(answered.values(), default=0)
+    leader = next((k for k in ks if answered.get(k) == most), None)
+    for k, count in answered.items():
+        if most == 0:
+            why.setdefault(k, ALL_REFUSED)
+        elif count < MIN_ANSWER_SHARE * most:
+            why.setdefault(
+                k,
+                f"it answered {count} answerable questions, fewer than {MIN_ANSWER_SHARE:.0%} "
+                f"of k={leader}'s {most}",
+            )
+    return [k not in why for k in ks], [why.get(k, "") for k in ks]
+
+
+def _answered(frame: pd.DataFrame, table: ObjectiveTable, ks: Sequence[int]) -> dict[int, int]:
+    """Per k, the answerable questions of the decision it answered rather than refused."""
+    if REFUSED not in frame.columns:
+        return {}
     kept = frame[frame["question_id"].isin(table.values.index)]
     if ANSWERABLE in kept.columns:
         kept = kept[kept[ANSWERABLE].fillna(True).astype(bool)]
     if kept.empty:
-        return [True] * len(ks)
-    refused_all = kept.groupby("k")[REFUSED].apply(lambda s: bool(s.fillna(False).all()))
-    return [not bool(refused_all.get(k, False)) for k in ks]
+        return {}
+    answers = kept[kept[REFUSED].eq(False).fillna(False)]
+    counts = answers.groupby("k")["question_id"].nunique()
+    return {k: int(counts.get(k, 0)) for k in ks}

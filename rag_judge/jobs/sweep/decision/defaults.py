@@ -18,11 +18,27 @@ DEFAULT_CONFIDENCE: Final = 0.95
 """Family-wise confidence of the decision's bounds (every k at once)."""
 DEFAULT_RESAMPLES: Final = 2000
 """Bootstrap resamples of the questions behind the decision's bounds."""
+MIN_QUESTIONS: Final = 10
+"""Below this many questions the rule recommends nothing: the bounds would not keep their
+promise (measured by simulation: docs/concepts/statistics.md)."""
+MAX_FAILURE_SHARE: Final = 0.05
+"""A k whose calls failed on more than this share of the questions the other ks answered is not
+recommended: its failures may be the hard questions (below it, it is judged on what it answered,
+and flagged)."""
+MIN_ANSWER_SHARE: Final = 0.5
+"""A k is recommended only if it answers (does not refuse) at least this share of the answerable
+questions that the k answering most of them answers."""
+ALL_REFUSED: Final = "it refused every answerable question, as every k did"
+"""Why no k is eligible when every k refused every answerable question."""
+PLAN_PROBABILITY: Final = 0.8
+""""About N questions would settle it" names the N at which the rule settles with this chance."""
 
-Spending = Literal["pocock", "obrien_fleming"]
-"""How a run until decided spends its error across looks."""
-SPENDINGS: Final[tuple[Spending, ...]] = ("pocock", "obrien_fleming")
-DEFAULT_SPENDING: Final[Spending] = "obrien_fleming"
+Spending = Literal["front", "pocock", "obrien_fleming"]
+"""How a sweep's test spends its error across looks (jobs/sweep/decision/sequential.py)."""
+SPENDINGS: Final[tuple[Spending, ...]] = ("front", "pocock", "obrien_fleming")
+DEFAULT_SPENDING: Final[Spending] = "front"
+FRONT_POWER: Final = 0.1
+"""``front`` spending: ``alpha * t ** FRONT_POWER`` of the error by information fraction t."""
 DEFAULT_STEP: Final = 10
 """Questions added between two looks of a run until decided."""
 

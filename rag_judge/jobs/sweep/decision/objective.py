@@ -19,7 +19,7 @@ from typing import Protocol
 import pandas as pd
 
 from rag_judge.core.errors import InputError
-from rag_judge.judges import DEFAULT_METRICS, DEFAULT_OBJECTIVE, JUDGES
+from rag_judge.judges import ANSWER_OBJECTIVES, DEFAULT_OBJECTIVE, JUDGES, SPANS_OBJECTIVE
 from rag_judge.retrieval.by_k import ID_MEASURES, TEXT_MEASURES
 
 FALLBACK_RETRIEVAL = "doc_ndcg"
@@ -87,14 +87,20 @@ class Objective:
 
 
 DEFAULT = Objective.parse(DEFAULT_OBJECTIVE)
-"""The objective when none is asked for."""
+"""The objective when none is asked for and the references are not spans (or there are none)."""
+
+
+def default_objective(reference_kind: str) -> Objective:
+    """The objective when none is asked for: reference F1 where the references are spans of
+    the documents, else the judges' product (an answer both grounded and complete)."""
+    return Objective.parse(SPANS_OBJECTIVE) if reference_kind == "spans" else DEFAULT
 
 
 def fallback_objectives() -> tuple[Objective, ...]:
-    """Tried in order when the objective cannot be computed: the default judges that need no
-    reference answer, then nDCG by id; the first with a value is used."""
-    reference_free = (n for n in DEFAULT_METRICS if not JUDGES[n].needs_reference)
-    return tuple(Objective.parse(n) for n in (*reference_free, FALLBACK_RETRIEVAL))
+    """Tried in order when the objective cannot be computed: the answer measures (the judges'
+    product, the reference matches, one judge), then nDCG by id; the first with a value is
+    used, so a retrieval measure never stands in for an answer measure that is there."""
+    return tuple(Objective.parse(n) for n in (*ANSWER_OBJECTIVES, FALLBACK_RETRIEVAL))
 
 
 @dataclass(frozen=True)
@@ -134,12 +140,13 @@ def choose_objective(swept: Swept, objective: str | Objective | None = None) -> 
     if problem is None:
         return ObjectiveChoice(requested, requested)
     fallbacks = fallback_objectives()
+    fallbacks = tuple(f for f in fallbacks if f != requested)
     names = ", ".join(str(f) for f in fallbacks)
     for candidate in fallbacks:
         if _why_not(swept, candidate) is None and _has_values(swept, candidate):
             note = (
                 f"The objective {requested} cannot be computed for this sweep ({problem}); "
-                f"k is chosen by {candidate}, the first of {names} with values."
+                f"k is chosen by {candidate}, the first with values of {names}."
             )
             return ObjectiveChoice(requested, candidate, note)
     note = (

@@ -7,13 +7,16 @@ every (question, k) with an answer:
 - a question the set marks unanswerable scores 1 for a refusal (the right answer) and 0 for an
   answer that asserts something (the wrong one), whatever the judges say;
 - a refusal to an answerable question scores 0: it answers nothing, and no objective (reference
-  free ones included) may let a system that always refuses win;
+  free ones included) may let a system that always refuses win; a provider's own refusal (its
+  ``refused`` status) is a refusal too;
 - any other answer scores the product of its judges' values.
 
-A question whose answer or judge call failed at any k, or whose judge could not score it (no
-reference claims, say), has no value there; it leaves every k's comparison, so that the ks are
-compared on the same questions, and the decision counts it with the reason. An objective of
-retrieval measures only (``doc_ndcg``) has no refusals to value.
+A (question, k) whose answer or judge call failed, or whose judge could not score it (no
+reference claims, say), has no value: the table keeps the question for the other ks (each pair of
+ks is compared on the questions both have) and counts what each k lacks, with the reason, so a k
+that fails where others succeed is seen and not silently judged on easier questions. A question
+with no value at any k leaves the comparison, counted with its reason. An objective of retrieval
+measures only (``doc_ndcg``) has no refusals to value.
 """
 
 from __future__ import annotations
@@ -30,19 +33,24 @@ from rag_judge.jobs.sweep.decision.columns import ANSWERABLE, REFUSED
 from rag_judge.jobs.sweep.decision.objective import Objective
 from rag_judge.judges.refusal import answer_refuses
 
+PROVIDER_REFUSAL = "refused"
+"""The call status of an answer the provider itself refused (a content filter): a refusal."""
 Outcome = Literal["answer", "refusal", "failed", "unscored"]
 """How a row's objective value came about (``failed``/``unscored`` rows have none)."""
 
 
 @dataclass(frozen=True)
 class ObjectiveTable:
-    """The objective per question and k over the questions every k can be compared on."""
+    """The objective per question and k, over the questions some k has a value for."""
 
     objective: Objective
     values: pd.DataFrame
-    """Index ``question_id`` (the sweep's order), one float column per k, no missing value."""
+    """Index ``question_id`` (the sweep's order), one float column per k; NaN where that k has
+    no value for the question."""
     excluded: Mapping[str, str] = field(default_factory=dict)
-    """Questions left out of every k, with why (the first k that had no value)."""
+    """Questions with no value at any k, with why (the first k's reason)."""
+    missing: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    """Per k, the kept questions it has no value for, with why."""
 
     @property
     def n_questions(self) -> int:
@@ -53,6 +61,10 @@ class ObjectiveTable:
     def ks(self) -> tuple[int, ...]:
         """The ks, ascending."""
         return tuple(int(k) for k in self.values.columns)
+
+    def failure_share(self, k: int) -> float:
+        """The share of the kept questions that ``k`` has no value for (0 when none are kept)."""
+        return len(self.missing.get(k, {})) / self.n_questions if self.n_questions else 0.0
 
 
 def row_outcomes(frame: pd.DataFrame, objective: Objective) -> pd.DataFrame:
@@ -110,8 +122,8 @@ def _answer_outcome(
 ) -> tuple[Outcome, float | None, str]:
     """``(outcome, value, why)`` of one row for an objective that judges the answer."""
     generation = str(row.get("generation_status", "ok"))
-    refused = row.get(REFUSED)
-    if generation != "ok" or refused is None or refused is pd.NA:
+    refused = True if generation == PROVIDER_REFUSAL else row.get(REFUSED)
+    if generation not in ("ok", PROVIDER_REFUSAL) or refused is None or refused is pd.NA:
         return "failed", None, f"the answer: {generation}"
     if row.get(ANSWERABLE) is False:  # refusing is right, asserting anything is wrong
         return ("refusal", 1.0, "") if refused else ("answer", 0.0, "")
@@ -129,8 +141,7 @@ def _answer_outcome(
 
 
 def objective_table(frame: pd.DataFrame, objective: Objective) -> ObjectiveTable:
-    """The objective as a question x k table, complete: a question without a value at some k
-    leaves every k (see the module docstring).
+    """The objective as a question x k table (see the module docstring).
 
     Raises:
         InputError: an unknown part of the objective.
@@ -140,15 +151,23 @@ def objective_table(frame: pd.DataFrame, objective: Objective) -> ObjectiveTable
     order = list(dict.fromkeys(joined["question_id"]))
     ks = sorted({int(k) for k in joined["k"]})
     wide = joined.pivot(index="question_id", columns="k", values="value").reindex(order)
-    wide = wide.reindex(columns=ks)
+    wide = wide.reindex(columns=ks).astype("Float64").astype(float)
+    wide.columns = [int(k) for k in wide.columns]
+    reasons = joined.set_index(["question_id", "k"])["why"]
     excluded: dict[str, str] = {}
-    for qid, rows in joined.groupby("question_id", sort=False):
-        missing = rows[rows["value"].isna()]
-        if len(missing):
-            first = missing.sort_values("k").iloc[0]
-            excluded[str(qid)] = f"k={int(first['k'])}: {first['why']}"
-        elif len(rows) < len(ks):
-            excluded[str(qid)] = "not every k has a row"
-    kept = wide.drop(index=list(excluded)).astype(float)
-    kept.columns = [int(k) for k in kept.columns]
-    return ObjectiveTable(objective, kept, excluded)
+    missing: dict[int, dict[str, str]] = {}
+    for qid, row in wide.iterrows():
+        absent = [k for k in ks if pd.isna(row[k])]
+        if len(absent) == len(ks):
+            excluded[str(qid)] = f"k={absent[0]}: {_why(reasons, qid, absent[0])}"
+            continue
+        for k in absent:
+            missing.setdefault(k, {})[str(qid)] = _why(reasons, qid, k)
+    kept = wide.drop(index=list(excluded))
+    return ObjectiveTable(objective, kept, excluded, missing)
+
+
+def _why(reasons: pd.Series, question: object, k: int) -> str:
+    """Why ``question`` has no value at ``k`` (its row's reason, or that the row is missing)."""
+    found = reasons.get((question, k))
+    return str(found) if isinstance(found, str) and found else "no row for this k"

@@ -1,46 +1,49 @@
 """The recommendation: the cheapest k whose objective is, with stated confidence, within a margin
-of the best; or the ks the data cannot yet tell apart, and about how many questions would.
+of the best; or the ks that could still be recommended.
 
-Pure: a complete question x k table of objective values (every k over the same questions), a
-cost per k, and which ks may be recommended. Every paired difference between two ks gets a
-simultaneous interval (:func:`~rag_judge.core.simultaneous.pairwise_intervals`: all pairs at
-once, family-wise ``confidence``), so the rule can read any pair without a second look costing
-coverage:
+Pure: a question x k table of objective values (NaN where a k has none: its call failed), a cost
+per k, and which ks may be recommended. The rule asks of every k only what it needs, "how far
+below the best can this k be?", one-sided against the best (multiple comparisons with the best:
+:func:`~rag_judge.core.best.compare_with_best`), with every bound holding at once with probability
+``confidence``:
 
-- k's **regret bound** is the largest upper bound of ``mean_j - mean_k`` over every other j: with
-  the stated confidence, no k beats it by more (so the best does not either);
-- the **recommended k** is the cheapest eligible k whose regret bound is at most the margin.
-  With probability at least ``confidence`` (asymptotically) it is truly within the margin of the
-  best, whichever k that is;
-- with no such k, the decision is **undecided between** the eligible ks that no other k beats
-  with confidence (those that could still be the best), and the **questions needed** is the size
-  at which, if the means and spreads stayed as measured, the first of them would be confirmed
-  with 80% power (the usual sample-size formula, with the sweep's own critical value).
+- k's **regret bound**: no k's mean exceeds k's by more;
+- the **recommended k** is the cheapest eligible k whose regret bound is at most the margin; with
+  probability at least ``confidence`` it is truly within the margin of the best;
+- with no such k, the decision is **undecided between** the eligible ks that no k is shown to beat
+  by more than the margin: those that could still be recommended (the ks a run until decided
+  keeps);
+- below :data:`~rag_judge.jobs.sweep.decision.defaults.MIN_QUESTIONS` questions nothing is
+  recommended: too few rows for the bounds to keep their promise (measured, docs/concepts/
+  statistics.md).
 
-A k that refused every answerable question is never eligible: it answers nothing, however close
-its mean (0) is to a poor best.
+``comparison="all_pairs"`` is the former rule (every pair both ways, max-t over 45 pairs for ten
+ks), kept to be measured beside it (``benchmarks/decision_quality.py``); it needs a complete table.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
+from rag_judge.core.best import BestComparison, compare_with_best
 from rag_judge.core.errors import InputError
-from rag_judge.core.simultaneous import PairwiseIntervals, pairwise_intervals
+from rag_judge.core.simultaneous import pairwise_intervals
 from rag_judge.jobs.sweep.decision.defaults import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MARGIN,
     DEFAULT_RESAMPLES,
+    MIN_QUESTIONS,
     check_margin,
 )
 
-POWER_Z = 0.8416
-"""The standard normal quantile for 80% power, in the questions-needed estimate."""
+Comparison = Literal["best", "all_pairs"]
+"""How the ks are compared: each with the best (the rule), or every pair both ways (measured)."""
+_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -49,23 +52,32 @@ class KStanding:
 
     k: int
     mean: float
-    """Mean objective over the decision's questions (every question counted)."""
+    """Mean objective over the questions this k has a value for."""
     cost: float
     """What serving this k costs: mean generator prompt tokens (or k when unknown)."""
+    n: int
+    """Questions with a value at this k."""
     difference: float
-    """``mean - mean`` of the reference k (the recommended one, else the best by mean)."""
+    """Paired ``mean_k - mean_j`` for the best other k ``j`` (its highest rival): <= 0 unless this
+    k leads."""
     difference_low: float
-    """Simultaneous lower bound of that paired difference."""
+    """Lower bound of ``mu_k - max of the others`` (``-regret_bound``)."""
     difference_high: float
-    """Simultaneous upper bound of that paired difference."""
+    """Upper bound of ``mu_k - max of the others`` (> 0 only when this k could be the best)."""
     regret_bound: float
-    """With the stated confidence, no k's mean exceeds this k's by more than this (>= 0)."""
+    """With the stated confidence, no k's mean exceeds this k's by more (>= 0)."""
+    shortfall_low: float
+    """This k is shown to be at least this far below another k (>= 0)."""
     within_margin: bool
-    """``regret_bound <= margin``: confirmed within the margin of the best."""
+    """Eligible and ``regret_bound <= margin``: confirmed within the margin of the best."""
     could_be_best: bool
-    """No other k is better with confidence."""
+    """No other k is shown to be better."""
+    candidate: bool
+    """Eligible and not shown more than the margin below another k: could still be recommended."""
     eligible: bool
-    """May be recommended (False: it refused every answerable question)."""
+    """May be recommended."""
+    why_not_eligible: str = ""
+    """Why it may not ("" when it may)."""
 
 
 @dataclass(frozen=True)
@@ -73,27 +85,47 @@ class Recommendation:
     """What the table says about k, with the numbers behind it."""
 
     standings: tuple[KStanding, ...]
-    """One per k, ascending (none when no question could be compared at every k)."""
+    """One per k, ascending (none when no question could be compared)."""
     recommended_k: int | None
     """The cheapest eligible k within the margin of the best; None when undecided."""
     best_k_by_mean: int | None
     """The eligible k with the highest mean (ties: the cheaper)."""
     reference_k: int | None
-    """The k the differences are taken against: recommended, else the best by mean."""
+    """The recommended k, else the best by mean: what the report reads fewer and more
+    passages against."""
     undecided_between: tuple[int, ...]
-    """When nothing is recommended: the eligible ks that could still be the best."""
-    questions_needed: int | None
-    """When undecided: about how many questions in all would settle it (None: cannot say)."""
+    """When nothing is recommended: the ks that could still be recommended."""
     margin: float
     confidence: float
+    """The level the bounds hold at (this look's, in a run of several looks)."""
     n_questions: int
     critical: float
-    """The simultaneous critical value (x standard error) every bound uses."""
+    """The critical value (x standard error) every bound uses."""
     method: str
+    too_few: bool = False
+    """Fewer questions than the rule needs to keep its promise: nothing is recommended."""
+    questions_needed: int | None = None
+    """When undecided: the questions in all at which, by simulation, the rule would settle with
+    :attr:`settle_probability` (None: not planned, or not within reach)."""
+    settle_probability: float | None = None
+    """The simulated chance of settling at :attr:`questions_needed`."""
 
     def standing(self, k: int) -> KStanding:
         """The standing of ``k``."""
         return next(s for s in self.standings if s.k == k)
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    means: NDArray[np.float64]
+    counts: NDArray[np.int64]
+    difference: NDArray[np.float64]
+    regret: NDArray[np.float64]
+    best_bound: NDArray[np.float64]
+    could_be_best: NDArray[np.bool_]
+    shortfall: NDArray[np.float64]
+    critical: float
+    method: str
 
 
 def recommend(
@@ -102,30 +134,47 @@ def recommend(
     *,
     costs: Sequence[float] | None = None,
     eligible: Sequence[bool] | None = None,
+    why_not: Sequence[str] | None = None,
     margin: float = DEFAULT_MARGIN,
     confidence: float = DEFAULT_CONFIDENCE,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    comparison: Comparison = "best",
+    min_questions: int = MIN_QUESTIONS,
+    bounds: BestComparison | None = None,
 ) -> Recommendation:
     """Recommend a k from an ``(n_questions, len(ks))`` table (see the module docstring).
 
     Args:
-        table: Objective values in [0, 1], one row per question, one column per k; complete.
+        table: Objective values in [0, 1], one row per question, one column per k; NaN where a k
+            has no value for the question.
         ks: The ks of the columns, ascending.
         costs: Per k, what serving it costs (default: k itself).
         eligible: Per k, whether it may be recommended (default: all).
+        why_not: Per k, why it may not ("" where it may).
         margin: How much worse than the best a recommended k may be, on the objective's scale.
-        confidence: Family-wise confidence of every bound.
+        confidence: Joint confidence of every bound.
         n_resamples: Bootstrap resamples of the questions.
         seed: Their seed.
+        comparison: ``best`` (the rule) or ``all_pairs`` (the former rule, to measure).
+        min_questions: Below this many questions nothing is recommended.
+        bounds: The table's comparisons with the best at ``confidence``, when already made.
 
     Raises:
-        InputError: a table that does not match ``ks``, a negative margin, bad lengths.
+        InputError: a table that does not match ``ks``, a margin outside [0, 1), bad lengths.
 
-    >>> rows = [[0, 1, 1], [0, 1, 1], [0, 1, 1], [1, 1, 1]] * 10
+    Sixty questions: k = 1 misses three in four, k = 2 and 3 answer all (the same answers):
+
+    >>> rows = [[0, 1, 1], [0, 1, 1], [0, 1, 1], [1, 1, 1]] * 15
     >>> found = recommend(rows, [1, 2, 3], margin=0.05, n_resamples=500)
-    >>> found.recommended_k, found.best_k_by_mean
-    (2, 2)
+    >>> found.recommended_k, found.best_k_by_mean, found.undecided_between
+    (2, 2, ())
+
+    Two ks that never differ are not shown equal from nothing: each pair's error is floored at
+    one question in n differing, so on forty questions neither is confirmed within 0.05:
+
+    >>> recommend(rows[:40], [1, 2, 3], margin=0.05, n_resamples=500).undecided_between
+    (2, 3)
     """
     chosen = [int(k) for k in ks]
     y = np.asarray(table, dtype=np.float64)
@@ -136,40 +185,40 @@ def recommend(
     margin = check_margin(margin)
     cost = np.asarray(costs if costs is not None else chosen, dtype=np.float64)
     allowed = np.asarray(eligible if eligible is not None else [True] * len(chosen), dtype=bool)
-    if cost.shape != (len(chosen),) or allowed.shape != (len(chosen),):
-        raise InputError("costs and eligible need one value per k", field="ks")
+    reasons = list(why_not) if why_not is not None else [""] * len(chosen)
+    if (
+        cost.shape != (len(chosen),)
+        or allowed.shape != (len(chosen),)
+        or len(reasons) != len(chosen)
+    ):
+        raise InputError("costs, eligible and why_not need one value per k", field="ks")
     if y.shape[0] == 0:
         return _empty(margin, confidence)
-    found = pairwise_intervals(y, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    regret = np.clip(
-        np.where(np.eye(len(chosen), dtype=bool), 0.0, found.high).max(axis=0), 0, None
-    )
-    within = (regret <= margin + 1e-12) & allowed
-    could_be_best = ~np.any(found.low > 1e-12, axis=0)
+    found = _bounds(y, confidence, n_resamples, seed, comparison, bounds)
+    too_few = y.shape[0] < min_questions
+    within = (found.regret <= margin + _TOLERANCE) & allowed & (not too_few)
+    candidate = allowed & (found.shortfall <= margin + _TOLERANCE)
     by_cost = sorted(range(len(chosen)), key=lambda i: (cost[i], chosen[i]))
     recommended = next((i for i in by_cost if within[i]), None)
     best = _best_by_mean(found.means, cost, allowed, chosen)
     reference = recommended if recommended is not None else best
-    undecided = (
-        ()
-        if recommended is not None
-        else tuple(chosen[i] for i in range(len(chosen)) if could_be_best[i] and allowed[i])
-    )
-    needed = None
-    if recommended is None and undecided:
-        needed = _questions_needed(found, allowed & could_be_best, margin, y.shape[0])
+    undecided = () if recommended is not None else tuple(np.asarray(chosen)[candidate].tolist())
     standings = tuple(
         KStanding(
             k=chosen[i],
             mean=float(found.means[i]),
             cost=float(cost[i]),
-            difference=0.0 if reference is None else float(found.difference[i, reference]),
-            difference_low=0.0 if reference is None else float(found.low[i, reference]),
-            difference_high=0.0 if reference is None else float(found.high[i, reference]),
-            regret_bound=float(regret[i]),
-            within_margin=bool(within[i]),
-            could_be_best=bool(could_be_best[i]),
+            n=int(found.counts[i]),
+            difference=float(found.difference[i]),
+            difference_low=-float(found.regret[i]),
+            difference_high=float(found.best_bound[i]),
+            regret_bound=float(found.regret[i]),
+            shortfall_low=float(found.shortfall[i]),
+            within_margin=bool(found.regret[i] <= margin + _TOLERANCE and allowed[i]),
+            could_be_best=bool(found.could_be_best[i]),
+            candidate=bool(candidate[i]),
             eligible=bool(allowed[i]),
+            why_not_eligible="" if allowed[i] else reasons[i] or "no value at any question",
         )
         for i in range(len(chosen))
     )
@@ -178,13 +227,71 @@ def recommend(
         recommended_k=None if recommended is None else chosen[recommended],
         best_k_by_mean=None if best is None else chosen[best],
         reference_k=None if reference is None else chosen[reference],
-        undecided_between=undecided,
-        questions_needed=needed,
+        undecided_between=tuple(int(k) for k in undecided),
         margin=float(margin),
         confidence=float(confidence),
         n_questions=int(y.shape[0]),
         critical=found.critical,
         method=found.method,
+        too_few=too_few,
+    )
+
+
+def _bounds(
+    y: NDArray[np.float64],
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    comparison: Comparison,
+    made: BestComparison | None,
+) -> _Bounds:
+    """Each k's bounds by the chosen comparison."""
+    seen = ~np.isnan(y)
+    counts = seen.sum(axis=0)
+    if comparison == "best":
+        found = made or compare_with_best(
+            y, confidence=confidence, n_resamples=n_resamples, seed=seed
+        )
+        return _Bounds(
+            means=found.means,
+            counts=counts,
+            difference=_highest_rival(found.difference),
+            regret=found.regret_bound,
+            best_bound=found.best_bound,
+            could_be_best=found.could_be_best,
+            shortfall=found.shortfall_low,
+            critical=found.critical,
+            method=found.method,
+        )
+    if not seen.all():
+        raise InputError("all pairs need a value of every k for every question", field="table")
+    pairs = pairwise_intervals(y, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    off = ~np.eye(y.shape[1], dtype=bool)
+    regret = np.clip(np.where(off, pairs.high, -np.inf).max(axis=0), 0, None)
+    best_bound = np.clip(np.where(off, pairs.high, np.inf).min(axis=1), 0, None)
+    shortfall = np.clip(np.where(off, pairs.low, -np.inf).max(axis=0), 0, None)
+    if y.shape[1] == 1:
+        regret, best_bound, shortfall = np.zeros(1), np.zeros(1), np.zeros(1)
+    return _Bounds(
+        means=pairs.means,
+        counts=counts,
+        difference=_highest_rival(pairs.difference),
+        regret=regret,
+        best_bound=best_bound,
+        could_be_best=~np.any(pairs.low > _TOLERANCE, axis=0),
+        shortfall=shortfall,
+        critical=pairs.critical,
+        method=pairs.method,
+    )
+
+
+def _highest_rival(difference: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per k, ``min over j != k of D[k, j]``: k minus its highest rival (0 with one k)."""
+    m = difference.shape[0]
+    if m == 1:
+        return np.zeros(1)
+    return np.asarray(
+        np.where(~np.eye(m, dtype=bool), difference, np.inf).min(axis=1), dtype=np.float64
     )
 
 
@@ -197,39 +304,17 @@ def _best_by_mean(
     return min(candidates, key=lambda i: (-round(float(means[i]), 12), cost[i], ks[i]))
 
 
-def _questions_needed(
-    found: PairwiseIntervals, candidates: np.ndarray, margin: float, n: int
-) -> int | None:
-    """The smallest total of questions at which some candidate k would be confirmed within the
-    margin with 80% power, if every mean and spread stayed as measured (None: no k could be)."""
-    if margin <= 0:
-        return None
-    spread = found.sd  # per-question sd of each paired difference, as measured
-    z = found.critical + POWER_Z
-    best: float | None = None
-    for k in np.flatnonzero(candidates):
-        others = [j for j in range(found.n_columns) if j != k]
-        gaps = margin - found.difference[others, k]
-        if np.any(gaps <= 0):
-            continue
-        # n needs z * max(sd / sqrt(n), 1 / n) <= gap for every other j (the se floor)
-        needed = max(float(np.max((z * spread[others, k] / gaps) ** 2)), float(np.max(z / gaps)))
-        best = needed if best is None else min(best, needed)
-    return None if best is None else max(n + 1, math.ceil(best))
-
-
 def _empty(margin: float, confidence: float) -> Recommendation:
-    """No question could be compared at every k: nothing to recommend."""
+    """No question could be compared: nothing to recommend."""
     return Recommendation(
         standings=(),
         recommended_k=None,
         best_k_by_mean=None,
         reference_k=None,
         undecided_between=(),
-        questions_needed=None,
         margin=float(margin),
         confidence=float(confidence),
         n_questions=0,
         critical=0.0,
-        method="no question has a value at every k",
+        method="no question has a value",
     )

@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_judge.jobs.sweep.decision.defaults import ALL_REFUSED, MIN_QUESTIONS
 from rag_judge.jobs.sweep.decision.objective import ObjectiveChoice
 from rag_judge.jobs.sweep.decision.recommend import Recommendation
 from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES
-from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
+from rag_judge.jobs.sweep.decision.sequential import SequentialRecord, SweepLooks
 
 TOKENS_COST = "generator prompt tokens"
 K_COST = "k (the generator's prompt tokens are unknown)"
@@ -28,16 +29,27 @@ class Decision:
     recommendation: Recommendation | None = None
     """None when no objective could be computed."""
     excluded: Mapping[str, str] = field(default_factory=dict)
-    """Questions left out of every k's comparison, with why."""
+    """Questions with no value at any k, left out of the comparison, with why."""
     refusals: Mapping[int, Mapping[str, float | None]] = field(default_factory=dict)
     """Per k, the shares of :data:`~rag_judge.jobs.sweep.decision.refusals.REFUSAL_MEASURES`
     (over every row with an answer; None where no row counts)."""
     n_swept: int = 0
-    """Questions swept (the decision uses those not excluded)."""
+    """Questions swept."""
     cost_unit: str = TOKENS_COST
     """What a k's cost is: the generator's prompt tokens, or k itself when they are unknown."""
     sequential: SequentialRecord | None = None
     """A sweep until decided: its looks, the ks that went out, why it stopped (else None)."""
+    failures: Mapping[int, float] = field(default_factory=dict)
+    """Per k, the share of the compared questions it has no value for (a failed call, or a
+    judge that could not score it)."""
+    not_compared: Mapping[int, str] = field(default_factory=dict)
+    """Ks with no value at any question, left out of the comparison, with why."""
+    looks: SweepLooks | None = None
+    """Every look of this sweep's test, this one included (None: a decision outside the job's
+    record, whose confidence holds for this look alone)."""
+    looks_note: str = ""
+    """Why this look is not a new look of the test, or why there is no record ("" when it is
+    one)."""
 
     @property
     def recommended_k(self) -> int | None:
@@ -46,13 +58,21 @@ class Decision:
 
     @property
     def undecided_between(self) -> tuple[int, ...]:
-        """The ks that could still be the best, when none is recommended."""
+        """The ks that could still be recommended, when none is."""
         return () if self.recommendation is None else self.recommendation.undecided_between
 
     @property
     def n_questions(self) -> int:
-        """The questions the decision used (every k over the same ones)."""
+        """The questions the decision compared the ks on."""
         return 0 if self.recommendation is None else self.recommendation.n_questions
+
+    @property
+    def confidence(self) -> float | None:
+        """The confidence the decision holds at over every look of its test (this look's own
+        when it has no test)."""
+        if self.looks is not None:
+            return self.looks.confidence
+        return None if self.recommendation is None else self.recommendation.confidence
 
     @property
     def headline(self) -> str:
@@ -74,55 +94,89 @@ class Decision:
         left_out = self.excluded_sentence()
         if found is None or found.n_questions == 0:
             return (
-                f"No question has a value of {used} at every k, so no k can be named. {left_out}"
+                f"No question has a value of {used} at any k, so no k can be named. {left_out}"
             ).strip()
-        if not any(s.eligible for s in found.standings):
+        if all(s.why_not_eligible.startswith(ALL_REFUSED) for s in found.standings):
             return (
-                f"Every answer to an answerable question was a refusal at every k: no k answers, "
+                "Every answer to an answerable question was a refusal at every k: no k answers, "
                 f"so none is recommended. {left_out}"
             ).strip()
-        text = _decided(found, used) if found.recommended_k is not None else _undecided(found, used)
+        if not any(s.eligible for s in found.standings):
+            return " ".join(
+                part
+                for part in ("No k may be recommended.", self.flags_sentence(), left_out)
+                if part
+            )
+        confidence = self.confidence or found.confidence
+        if found.recommended_k is not None:
+            text = _decided(found, used, confidence)
+        else:
+            text = _undecided(found, used, confidence)
         run = "" if self.sequential is None else self.sequential.sentence()
-        return " ".join(part for part in (text, left_out, run) if part)
+        parts = (text, self.flags_sentence(), left_out, self.looks_sentence(), run)
+        return " ".join(part for part in parts if part)
+
+    def flags_sentence(self) -> str:
+        """The ks judged on fewer questions, and those that may not be recommended, and why."""
+        found = self.recommendation
+        if found is None:
+            return ""
+        parts = []
+        for standing in found.standings:
+            missing = found.n_questions - standing.n
+            if missing and standing.eligible:
+                parts.append(
+                    f"k={standing.k} has no value for {missing} of the {found.n_questions} "
+                    f"questions (a failed call or an unscored answer) and is judged on the "
+                    f"{standing.n} it has."
+                )
+        barred = [s for s in found.standings if not s.eligible]
+        if barred:
+            reasons = "; ".join(f"k={s.k}: {s.why_not_eligible}" for s in barred)
+            parts.append(f"Not recommended: {reasons}.")
+        if self.not_compared:
+            gone = "; ".join(f"k={k}: {why}" for k, why in sorted(self.not_compared.items()))
+            parts.append(f"Not compared: {gone}.")
+        return " ".join(parts)
 
     def excluded_sentence(self) -> str:
-        """How many questions left every k's comparison, and why ("" when none did)."""
+        """How many questions left the comparison, and why ("" when none did)."""
         if not self.excluded:
             return ""
         reasons = Counter(why.split(": ", 1)[-1] for why in self.excluded.values())
         counted = ", ".join(f"{n} {why}" for why, n in reasons.most_common())
         n = len(self.excluded)
         return (
-            f"{n} of {self.n_swept} question{'s' * (self.n_swept != 1)} left every k's comparison "
+            f"{n} of {self.n_swept} question{'s' * (self.n_swept != 1)} had no value at any k "
             f"because a call failed or a judge could not score {'them' if n != 1 else 'it'} "
             f"({counted}); a failed call is not a refusal."
+        )
+
+    def looks_sentence(self) -> str:
+        """Which look of the sweep's test this is, and the error spent ("" without a test)."""
+        if self.looks_note:
+            return self.looks_note
+        test = self.looks
+        if test is None or not test.taken:
+            return ""
+        looks = test.taken
+        if len(looks) == 1:
+            return (
+                f"This is the first look of this sweep's test (level {looks[0].alpha:.3g} of its "
+                f"{test.alpha:.3g}); a re-run with more questions looks again within the same "
+                f"{test.confidence:.0%}."
+            )
+        sizes = ", ".join(str(look.n_questions) for look in looks)
+        levels = ", ".join(f"{look.alpha:.3g}" for look in looks)
+        return (
+            f"This sweep's test has looked {len(looks)} times (at {sizes} questions, levels "
+            f"{levels}): every look together holds with {test.confidence:.0%} confidence."
         )
 
     def to_json(self) -> dict[str, Any]:
         """The decision as ``decision.json`` holds it."""
         found = self.recommendation
-        per_k = []
-        for standing in () if found is None else found.standings:
-            per_k.append(
-                {
-                    "k": standing.k,
-                    "mean": _round(standing.mean),
-                    "cost": _round(standing.cost, 1),
-                    **{
-                        m: _round(self.refusals.get(standing.k, {}).get(m))
-                        for m in REFUSAL_MEASURES
-                    },
-                    "difference_to_reference": {
-                        "estimate": _round(standing.difference),
-                        "low": _round(standing.difference_low),
-                        "high": _round(standing.difference_high),
-                    },
-                    "regret_bound": _round(standing.regret_bound),
-                    "within_margin": standing.within_margin,
-                    "could_be_best": standing.could_be_best,
-                    "eligible": standing.eligible,
-                }
-            )
+        per_k = [self._k_json(s.k) for s in (() if found is None else found.standings)]
         return {
             "decision": self.headline,
             "sentence": self.sentence,
@@ -133,67 +187,106 @@ class Decision:
             "best_k_by_mean": None if found is None else found.best_k_by_mean,
             "reference_k": None if found is None else found.reference_k,
             "margin": None if found is None else found.margin,
-            "confidence": None if found is None else found.confidence,
+            "confidence": _round(self.confidence),
+            "look_confidence": None if found is None else _round(found.confidence),
             "undecided_between": list(self.undecided_between),
+            "too_few_questions": None if found is None else found.too_few,
             "questions_needed": None if found is None else found.questions_needed,
+            "settle_probability": None if found is None else _round(found.settle_probability, 3),
             "n_questions": self.n_questions,
             "n_swept": self.n_swept,
             "cost_unit": self.cost_unit,
             "excluded": dict(sorted(self.excluded.items())),
+            "not_compared": {str(k): why for k, why in sorted(self.not_compared.items())},
             "method": None if found is None else found.method,
             "critical_value": None if found is None else _round(found.critical),
             "per_k": per_k,
+            "looks": None if self.looks is None else self.looks.as_json(),
+            "looks_note": self.looks_note,
             "sequential": None if self.sequential is None else self.sequential.as_json(),
         }
 
+    def _k_json(self, k: int) -> dict[str, Any]:
+        found = self.recommendation
+        assert found is not None  # the caller iterates its standings
+        standing = found.standing(k)
+        return {
+            "k": standing.k,
+            "mean": _round(standing.mean),
+            "n": standing.n,
+            "failure_share": _round(self.failures.get(k, 0.0)),
+            "cost": _round(standing.cost, 1),
+            **{m: _round(self.refusals.get(k, {}).get(m)) for m in REFUSAL_MEASURES},
+            "difference_to_best_other": {
+                "estimate": _round(standing.difference),
+                "low": _round(standing.difference_low),
+                "high": _round(standing.difference_high),
+            },
+            "regret_bound": _round(standing.regret_bound),
+            "shortfall_low": _round(standing.shortfall_low),
+            "within_margin": standing.within_margin,
+            "could_be_best": standing.could_be_best,
+            "candidate": standing.candidate,
+            "eligible": standing.eligible,
+            "why_not_eligible": standing.why_not_eligible,
+        }
 
-def _decided(found: Recommendation, used: object) -> str:
+
+def _decided(found: Recommendation, used: object, confidence: float) -> str:
     k = found.recommended_k
     assert k is not None  # the caller checked
     chosen, best = found.standing(k), found.best_k_by_mean
+    n = found.n_questions
     head = (
         f"k={k} is the cheapest k whose {used} is within {found.margin:g} of the best: with "
-        f"{found.confidence:.0%} confidence across all {len(found.standings)} ks, no k is better "
-        f"by more than {chosen.regret_bound:.3f}."
+        f"{confidence:.0%} confidence, comparing each of the {len(found.standings)} ks with the "
+        f"best, no k is better than k={k} by more than {chosen.regret_bound:.3f}."
     )
-    n = found.n_questions
-    means = f"Over the same {n} question{'s' * (n != 1)}, k={k} has a mean of {chosen.mean:.3f}"
+    means = f"Over {n} question{'s' * (n != 1)}, k={k} has a mean of {chosen.mean:.3f}"
     if best is None or best == k:
         return f"{head} {means}, the highest."
-    other = found.standing(best)
-    return (
-        f"{head} {means}; the highest mean is k={best}'s, {other.mean:.3f} "
-        f"(k={best} − k={k}: {other.difference:+.3f}, simultaneous CI "
-        f"[{other.difference_low:+.3f}, {other.difference_high:+.3f}])."
-    )
+    return f"{head} {means}; the highest is k={best}'s, {found.standing(best).mean:.3f}."
 
 
-def _undecided(found: Recommendation, used: object) -> str:
+def _undecided(found: Recommendation, used: object, confidence: float) -> str:
     n = found.n_questions
     candidates = found.undecided_between
-    head = (
-        f"{n} question{'s' * (n != 1)} cannot yet tell which of k = {_ks(candidates)} is best "
-        f"by {used}: no k is confirmed within {found.margin:g} of the best with "
-        f"{found.confidence:.0%} confidence across all {len(found.standings)} ks."
-        if len(candidates) > 1
-        else f"k={candidates[0]} could be the best by {used}, but {n} questions cannot confirm "
-        f"it within {found.margin:g} of every other k with {found.confidence:.0%} confidence."
-    )
     best = found.best_k_by_mean
     lean = (
         ""
         if best is None
         else f" The highest mean so far is k={best}'s, {found.standing(best).mean:.3f}."
     )
-    more = ""
-    if found.questions_needed is not None:
-        extra = found.questions_needed - n
-        more = (
-            f" At least about {found.questions_needed} questions in all ({extra} more) would "
-            "settle it: that is if the differences stayed as measured, and a lead seen in few "
-            "questions tends to shrink."
+    if found.too_few:
+        return (
+            f"{n} question{'s' * (n != 1)} are too few for a decision: the rule needs at least "
+            f"{MIN_QUESTIONS} to keep its {confidence:.0%} confidence.{lean}"
         )
-    return head + lean + more
+    if len(candidates) > 1:
+        head = (
+            f"{n} questions cannot yet tell which of k = {_ks(candidates)} is within "
+            f"{found.margin:g} of the best by {used}: none is confirmed with {confidence:.0%} "
+            f"confidence (each k compared with the best), and none of them is shown more than "
+            f"{found.margin:g} below another."
+        )
+    else:
+        head = (
+            f"k={candidates[0]} could be within {found.margin:g} of the best by {used}, but {n} "
+            f"questions cannot confirm it with {confidence:.0%} confidence."
+        )
+    return head + lean + _plan_sentence(found)
+
+
+def _plan_sentence(found: Recommendation) -> str:
+    """What the simulation says more questions would do ("" when it was not asked)."""
+    if found.questions_needed is not None and found.settle_probability is not None:
+        extra = found.questions_needed - found.n_questions
+        return (
+            f" With {found.settle_probability:.0%} probability about {found.questions_needed} "
+            f"questions in all ({extra} more) would settle it: the rule simulated at that size, "
+            "at the level a further look would have, the leads shrunk for the winner's curse."
+        )
+    return ""
 
 
 def _ks(ks: Sequence[int]) -> str:

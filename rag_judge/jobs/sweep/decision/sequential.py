@@ -1,71 +1,72 @@
-"""Deciding sooner: looks at the decision after each batch of questions, dropping the ks that
-are confidently out, until the decision's rule settles.
+"""One test, however often you look: the error a sweep's decision may spend, look by look.
 
-A sweep ``--until-decided`` adds questions in batches. After each batch (a look) every k still
-in is compared on the questions judged at all of them, with the decision's simultaneous
-intervals (:func:`~rag_judge.core.simultaneous.pairwise_intervals`), at the confidence that
-look may spend:
+A sweep is looked at more than once: every batch of a run ``--until-decided``, and every re-run
+with more questions (a larger ``--limit``, a raised ``--max-questions``). Each look is a chance to
+be wrong, so the looks of one sweep share one error budget, recorded with the sweep
+(:class:`SweepLooks`, kept beside the response cache) and spent by an alpha-spending function of
+the information fraction ``t = n / N`` (Lan and DeMets 1983): ``n`` the questions looked at, ``N``
+the most there can ever be (the eval set's). By look i the sweep may have been wrong with
+probability at most ``spent(t_i)``, and never more than ``alpha`` however many looks follow.
 
-- a k is **out** when some other k is better by more than the margin with that confidence (it
-  could be neither the best nor within the margin of it), or when a k that costs no more is
-  better at all (it could be the best of nothing and never the cheapest within the margin); an
-  out k is no longer generated or judged;
-- the sweep **settles** when the decision's rule (:func:`~rag_judge.jobs.sweep.recommend.recommend`)
-  names a k among those still in.
+Each look's own level comes from the looks' joint law, for the statistic the decision really
+uses: the largest of each k's one-sided comparisons with the best
+(:func:`~rag_judge.core.best.compare_with_best`), whose z-values move as a Brownian motion in
+``t`` with the comparisons' measured correlation (:func:`look_level`, simulated, seeded). A look
+at no more questions than an earlier one adds no information and may spend nothing new.
 
-Looking many times is many chances to be wrong, so the error is spent across looks by an
-alpha-spending function of the information fraction t = questions so far / the most questions
-the run may use (Lan and DeMets 1983): by look i the run may have been wrong with probability at
-most ``spend(t_i)``. The looks share their questions, so a difference's z-statistic moves as a
-Brownian motion in t (corr(Z_i, Z_j) = sqrt(t_i / t_j)); :func:`nominal_alphas` turns the
-spending into each look's nominal level under that law, as group-sequential designs do, rather
-than charging every look its increment (the union bound, which leaves the last look only a
-small share and almost never settles: docs/how-to/cost-control.md, measured). Within a look
-the max-t intervals cover every k at once. Two spending functions: ``pocock``
-(``alpha * ln(1 + (e - 1) t)``: spends evenly, so plainly bad ks go early) and
-``obrien_fleming`` (``2 - 2 Phi(z_(alpha/2) / sqrt t)``:
-almost nothing early, nearly all at the end). The default is O'Brien-Fleming-type: with these
-boundaries Pocock-type, spending early where 10-20 questions make the bootstrap's tails too thin,
-eliminated a k in 6-7% of flat simulated runs (O'Brien-Fleming-type 3-4%, under the 5%
-promised; docs/how-to/cost-control.md, measured); unspent error (a run stopped by its budget)
-is simply not used, which only makes the statements safer.
+Three spending functions: ``front`` (``alpha * t ** 0.1``, the default: a sweep's first look
+keeps most of the error, as most sweeps are looked at once or twice, and a re-run still has
+some), ``pocock`` (``alpha * ln(1 + (e - 1) t)``) and ``obrien_fleming``
+(``2 - 2 Phi(z_(alpha/2) / sqrt t)``, almost nothing early); docs/concepts/statistics.md has
+what each costs, measured.
+
+Elimination (a run until decided stops generating and judging a k) rests on the same bounds: a k
+is out when another is shown better by more than the margin, or a k that costs no more is shown
+better at all; on the event the bounds hold, the best k is never out.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from statistics import NormalDist
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
+from rag_judge.core.best import compare_with_best, comparison_correlations
 from rag_judge.core.errors import InputError
-from rag_judge.core.simultaneous import pairwise_intervals
 from rag_judge.jobs.sweep.decision.defaults import (
     DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
     DEFAULT_SPENDING,
     DEFAULT_STEP,
+    FRONT_POWER,
     SPENDINGS,
     Spending,
 )
 from rag_judge.jobs.sweep.decision.recommend import Recommendation, recommend
 
+BOUNDARY_PATHS = 20_000
+"""Simulated paths behind :func:`look_level` (seeded: a resumed run gets the same levels)."""
+_SEED = 20_260_101
+
 
 def spent(fraction: float, alpha: float, spending: Spending = DEFAULT_SPENDING) -> float:
     """The error spent by information fraction ``fraction`` (0..1) of a total ``alpha``.
 
-    >>> round(spent(1.0, 0.05, "pocock"), 6), round(spent(1.0, 0.05, "obrien_fleming"), 6)
-    (0.05, 0.05)
-    >>> spent(0.1, 0.05, "obrien_fleming") < spent(0.1, 0.05, "pocock")
+    >>> [round(spent(1.0, 0.05, s), 6) for s in ("front", "pocock", "obrien_fleming")]
+    [0.05, 0.05, 0.05]
+    >>> spent(0.1, 0.05, "obrien_fleming") < spent(0.1, 0.05, "pocock") < spent(0.1, 0.05)
     True
     """
     t = min(max(fraction, 0.0), 1.0)
     if t == 0:
         return 0.0
+    if spending == "front":
+        return float(alpha * t**FRONT_POWER)
     if spending == "pocock":
         return alpha * math.log(1 + (math.e - 1) * t)
     if spending == "obrien_fleming":
@@ -74,74 +75,215 @@ def spent(fraction: float, alpha: float, spending: Spending = DEFAULT_SPENDING) 
     raise InputError(f"must be one of {', '.join(SPENDINGS)}, got {spending!r}", field="spending")
 
 
-BOUNDARY_PATHS = 400_000
-"""Simulated paths behind :func:`nominal_alphas` (seeded: a resumed run gets the same levels)."""
+def look_level(
+    previous: Sequence[tuple[float, float]],
+    fraction: float,
+    alpha: float,
+    spending: Spending,
+    correlations: Sequence[NDArray[np.float64]],
+) -> float:
+    """The level of a look at information ``fraction``, after looks at ``previous`` (fraction,
+    level) pairs in the order taken, such that the largest one-sided comparison with the best
+    has crossed some look's bound with probability at most ``spent(fraction)``, whichever k is
+    the best (``correlations``: per k, its comparisons' correlation matrix). 0 when the look
+    adds no information. The first look's level is its spending.
 
+    Two looks, half way and at the end, of one comparison: the second may use about 0.030 (the
+    joint normal law gives 0.0297), not just the 0.019 the spending adds.
 
-@functools.lru_cache(maxsize=64)
-def _nominal_alphas(
-    fractions: tuple[float, ...], alpha: float, spending: Spending
-) -> tuple[float, ...]:
-    rng = np.random.default_rng(20_260_101)
-    walk = np.zeros(BOUNDARY_PATHS)
-    alive = np.ones(BOUNDARY_PATHS, dtype=bool)
-    levels: list[float] = []
-    before = 0.0
-    for t in fractions:
-        walk += rng.standard_normal(BOUNDARY_PATHS) * math.sqrt(t - before)
-        z = np.abs(walk) / math.sqrt(t)
-        crossing = round(
-            (spent(t, alpha, spending) - spent(before, alpha, spending)) * BOUNDARY_PATHS
-        )
-        live = np.sort(z[alive])[::-1]
-        if crossing <= 0 or live.size == 0:
-            critical = math.inf
-        elif crossing >= live.size:
-            critical = float(live[-1])
-        else:
-            critical = float(live[crossing - 1] + live[crossing]) / 2
-        levels.append(2 * (1 - NormalDist().cdf(critical)) if math.isfinite(critical) else 0.0)
-        alive &= z <= critical
-        before = t
-    return tuple(levels)
-
-
-def nominal_alphas(
-    fractions: Sequence[float], alpha: float, spending: Spending = DEFAULT_SPENDING
-) -> tuple[float, ...]:
-    """Each look's nominal two-sided level, for looks at information ``fractions`` (increasing,
-    in (0, 1]), such that a statistic moving as Brownian motion in information has crossed some
-    look's bound by look i with probability ``spent(t_i)``: the Lan-DeMets boundaries, from the
-    looks' joint normal law (simulated, seeded). Each level is at least the spending's
-    increment, which is what the union bound would give.
-
-    Two looks, half way and at the end: the second may use 0.028, not just the 0.019 left.
-
-    >>> [round(level, 3) for level in nominal_alphas([0.5, 1.0], 0.05, "pocock")]
-    [0.031, 0.028]
+    >>> one = [np.eye(1)]
+    >>> first = spent(0.5, 0.05, "pocock")
+    >>> round(first, 3), round(look_level([(0.5, first)], 1.0, 0.05, "pocock", one), 2)
+    (0.031, 0.03)
     """
-    ts = tuple(round(float(t), 9) for t in fractions)
-    if any(b <= a for a, b in zip((0.0, *ts), ts, strict=False)) or (ts and ts[-1] > 1):
-        raise InputError(f"must increase within (0, 1], got {list(fractions)!r}", field="fractions")
-    levels = _nominal_alphas(ts, float(alpha), spending)
-    steps = np.diff([0.0, *(spent(t, alpha, spending) for t in ts)])
-    return tuple(max(level, float(step), 1e-12) for level, step in zip(levels, steps, strict=True))
+    before = max((t for t, _ in previous), default=0.0)
+    if fraction <= before + 1e-12:
+        return 0.0
+    target = spent(fraction, alpha, spending)
+    if not previous:
+        return target
+    fractions = [t for t, _ in previous] + [fraction]
+    levels = [a for _, a in previous]
+    roots = [_root(corr) for corr in correlations if corr.size]
+    if not roots:
+        return target
+    return _levels_for(_binding(roots, target), fractions, levels, target)
+
+
+BINDING = 2
+"""How many ks, taken as the best, the look's level is simulated for: those whose largest
+comparison has the widest single-look law (the least correlated), which bind the level."""
+
+
+def _binding(roots: Sequence[NDArray[np.float64]], level: float) -> list[NDArray[np.float64]]:
+    """The :data:`BINDING` roots whose largest comparison's ``1 - level`` quantile is largest."""
+    if len(roots) <= BINDING:
+        return list(roots)
+    rng = np.random.default_rng(_SEED)
+    draws = rng.standard_normal((BOUNDARY_PATHS, max(r.shape[0] for r in roots)))
+    widest = [
+        float(np.quantile((draws[:, : r.shape[0]] @ r.T).max(axis=1), 1 - level)) for r in roots
+    ]
+    order = np.argsort(widest)[::-1][:BINDING]
+    return [roots[i] for i in order]
+
+
+def _root(corr: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A square root of a correlation matrix (eigen, clipped: a measured one may be singular)."""
+    values, vectors = np.linalg.eigh((corr + corr.T) / 2)
+    return np.asarray(vectors * np.sqrt(np.clip(values, 0.0, None)), dtype=np.float64)
+
+
+def _levels_for(
+    roots: Sequence[NDArray[np.float64]],
+    fractions: Sequence[float],
+    levels: Sequence[float],
+    target: float,
+) -> float:
+    """:func:`look_level`'s last level, the smallest over the ks taken as the best (each its
+    comparisons' correlation root); the paths' normal draws are shared by every k."""
+    rng = np.random.default_rng(_SEED)
+    width = max(root.shape[0] for root in roots)
+    walks = [np.zeros((BOUNDARY_PATHS, root.shape[0])) for root in roots]
+    singles: list[NDArray[np.float64]] = []
+    crossed = [np.zeros(BOUNDARY_PATHS, dtype=bool) for _ in roots]
+    largest: list[NDArray[np.float64]] = []
+    before = 0.0
+    for i, t in enumerate(fractions):
+        step = rng.standard_normal((BOUNDARY_PATHS, width)) * math.sqrt(t - before)
+        largest = []
+        for c, root in enumerate(roots):
+            walks[c] += step[:, : root.shape[0]] @ root.T
+            largest.append(walks[c].max(axis=1) / math.sqrt(t))
+            if i == 0:
+                singles.append(np.sort(largest[c]))  # each look's statistic has this law alone
+            if i < len(levels):
+                crossed[c] |= largest[c] > _quantile(singles[c], levels[i])
+        before = t
+    found = []
+    for c in range(len(roots)):
+        extra = round((target - crossed[c].mean()) * BOUNDARY_PATHS)
+        if extra <= 0:
+            return 0.0
+        alive = np.sort(largest[c][~crossed[c]])[::-1]
+        if extra >= alive.size:
+            found.append(1.0 - 1e-9)
+            continue
+        bound = float(alive[extra - 1] + alive[extra]) / 2
+        found.append(float((singles[c] > bound).mean()))
+    return min(found)
+
+
+def _quantile(sorted_values: NDArray[np.float64], level: float) -> float:
+    """The value exceeded by a share ``level`` of ``sorted_values`` (inf for level 0)."""
+    if level <= 0:
+        return math.inf
+    index = min(max(round((1 - level) * sorted_values.size), 0), sorted_values.size - 1)
+    return float(sorted_values[index])
+
+
+@dataclass(frozen=True)
+class LookTaken:
+    """One look of a sweep's test: how many questions, at what level, the error spent by then."""
+
+    n_questions: int
+    alpha: float
+    """The look's own level: its bounds held at confidence ``1 - alpha``."""
+    spent: float
+    """The error the test had spent by this look (``spent(n / horizon)``)."""
+
+
+@dataclass(frozen=True)
+class SweepLooks:
+    """Every look of one sweep's decision, across its runs: the error budget they share."""
+
+    horizon: int
+    """The most questions the sweep can ever look at (the eval set's)."""
+    alpha: float
+    """The test's error, ``1 - confidence``: every look together errs at most this often."""
+    spending: Spending = DEFAULT_SPENDING
+    taken: tuple[LookTaken, ...] = ()
+    """The looks so far, in the order taken."""
+
+    def __post_init__(self) -> None:
+        if self.horizon < 1:
+            raise InputError(f"must be at least 1, got {self.horizon!r}", field="horizon")
+
+    @property
+    def confidence(self) -> float:
+        """The confidence every look holds at together."""
+        return 1 - self.alpha
+
+    def recorded(self, n: int) -> LookTaken | None:
+        """The look at exactly ``n`` questions, if one was taken (a re-run of the same look)."""
+        return next((look for look in self.taken if look.n_questions == n), None)
+
+    def level(self, n: int, correlations: Sequence[NDArray[np.float64]]) -> float:
+        """The level a look at ``n`` questions gets: a recorded look's own (the same data looked
+        at again spends nothing new), else a new look's (0 when it adds no information)."""
+        found = self.recorded(n)
+        if found is not None:
+            return found.alpha
+        previous = [(look.n_questions / self.horizon, look.alpha) for look in self.taken]
+        return look_level(previous, self._fraction(n), self.alpha, self.spending, correlations)
+
+    def with_look(self, n: int, level: float) -> SweepLooks:
+        """The record with a look at ``n`` questions at ``level`` (unchanged if recorded)."""
+        if self.recorded(n) is not None or level <= 0:
+            return self
+        look = LookTaken(n, level, spent(self._fraction(n), self.alpha, self.spending))
+        return replace(self, taken=(*self.taken, look))
+
+    def _fraction(self, n: int) -> float:
+        return min(n / self.horizon, 1.0)
+
+    def as_json(self) -> dict[str, Any]:
+        """The record as ``decision.json`` and the record file hold it."""
+        return {
+            "horizon": self.horizon,
+            "alpha": self.alpha,
+            "spending": self.spending,
+            "taken": [
+                {"n_questions": x.n_questions, "alpha": x.alpha, "spent": x.spent}
+                for x in self.taken
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SweepLooks:
+        """A record as :meth:`as_json` wrote it.
+
+        Raises:
+            InputError: a record that is not one (a damaged file).
+        """
+        try:
+            taken = tuple(
+                LookTaken(int(x["n_questions"]), float(x["alpha"]), float(x["spent"]))
+                for x in data["taken"]
+            )
+            spending = str(data["spending"])
+            if spending not in SPENDINGS:
+                raise ValueError(spending)
+            return cls(int(data["horizon"]), float(data["alpha"]), spending, taken)
+        except (KeyError, TypeError, ValueError) as error:
+            raise InputError(f"not a record of looks ({error!r})", field="record") from None
 
 
 @dataclass(frozen=True)
 class Look:
-    """One look: how many questions, which ks went out, whether the rule settled."""
+    """One look of a run until decided: how many questions, which ks went out, whether the rule
+    settled."""
 
     n_questions: int
     """Questions judged at every k still in before this look."""
     alpha: float
-    """The look's nominal level (:func:`nominal_alphas`); its intervals' confidence is
+    """The look's own level (:meth:`SweepLooks.level`); its bounds' confidence is
     ``1 - alpha``."""
     active: tuple[int, ...]
     """The ks compared at this look."""
     eliminated: tuple[int, ...]
-    """The ks out after this look (confidently worse than another by more than the margin, or
-    than a k that costs no more)."""
+    """The ks out after this look (shown worse than another by more than the margin, or than a
+    k that costs no more)."""
     recommended_k: int | None
     """The k the rule named at this look (the sweep stops), else None."""
 
@@ -154,28 +296,35 @@ def take_look(
     margin: float,
     costs: Sequence[float] | None = None,
     eligible: Sequence[bool] | None = None,
-    n_resamples: int = 2000,
+    why_not: Sequence[str] | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> tuple[Look, Recommendation]:
-    """One look at ``table`` (questions x ``ks``, every k still in, the same questions) at error
-    ``alpha``: the ks it rules out and what the decision's rule says."""
+    """One look at ``table`` (questions x ``ks``, the ks still in) at level ``alpha``: the ks it
+    rules out and what the decision's rule says.
+
+    Raises:
+        InputError: a level outside (0, 1).
+    """
     y = np.asarray(table, dtype=np.float64)
     chosen = [int(k) for k in ks]
     if not 0 < alpha < 1:
         raise InputError(f"must be in (0, 1), got {alpha!r}", field="alpha")
-    found = recommend(
-        y, chosen, costs=costs, eligible=eligible, margin=margin,
-        confidence=1 - alpha, n_resamples=n_resamples, seed=seed,
-    )  # fmt: skip
+    bounds = None
     out: tuple[int, ...] = ()
     if y.shape[0] and len(chosen) > 1:
-        intervals = pairwise_intervals(y, confidence=1 - alpha, n_resamples=n_resamples, seed=seed)
-        beaten = np.any(intervals.low > margin + 1e-12, axis=0)  # [j, k]: j beats k by > margin
+        bounds = compare_with_best(y, confidence=1 - alpha, n_resamples=n_resamples, seed=seed)
+        shown = bounds.difference - bounds.critical * bounds.se  # [j, k]: mu_j - mu_k above
+        np.fill_diagonal(shown, -np.inf)
         cost = np.asarray(costs if costs is not None else chosen, dtype=float)
         cheaper = cost[:, None] <= cost[None, :]  # [j, k]: j costs no more than k
-        np.fill_diagonal(cheaper, False)
-        dominated = np.any((intervals.low > 1e-12) & cheaper, axis=0)
+        beaten = bounds.shortfall_low > margin + 1e-12
+        dominated = np.any((shown > 1e-12) & cheaper, axis=0)
         out = tuple(k for k, b, d in zip(chosen, beaten, dominated, strict=True) if b or d)
+    found = recommend(
+        y, chosen, costs=costs, eligible=eligible, why_not=why_not, margin=margin,
+        confidence=1 - alpha, n_resamples=n_resamples, seed=seed, bounds=bounds,
+    )  # fmt: skip
     look = Look(
         n_questions=int(y.shape[0]),
         alpha=float(alpha),
@@ -184,6 +333,13 @@ def take_look(
         recommended_k=found.recommended_k,
     )
     return look, found
+
+
+def correlations_of(table: ArrayLike) -> list[NDArray[np.float64]]:
+    """Per k, its comparisons' correlation matrix over ``table`` (what :func:`look_level`
+    needs)."""
+    y = np.asarray(table, dtype=np.float64)
+    return comparison_correlations(np.nan_to_num(y), ~np.isnan(y))
 
 
 StopReason = Literal["settled", "budget", "max_questions"]
@@ -200,6 +356,8 @@ class SequentialRun:
     questions_used: int
     answers_used: int
     """(question, k) answers generated and judged: what the run cost, in k-answers."""
+    record: SweepLooks
+    """The sweep's looks, with this run's."""
 
 
 def replay_sequential(
@@ -211,6 +369,8 @@ def replay_sequential(
     step: int = DEFAULT_STEP,
     max_questions: int | None = None,
     spending: Spending = DEFAULT_SPENDING,
+    horizon: int | None = None,
+    looks: SweepLooks | None = None,
     costs: Sequence[float] | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
@@ -218,38 +378,43 @@ def replay_sequential(
     """The sequential rule over a complete table whose rows are questions in the order a sweep
     would ask them (no model: a simulation, or a replay of a finished sweep). A question is
     judged at the ks still in when its batch comes; the run stops when a look settles or
-    ``max_questions`` (default: every row) are used."""
+    ``max_questions`` (default: every row) are used. The looks continue ``looks`` (default: a
+    new one of ``horizon`` questions, default every row)."""
     y = np.asarray(table, dtype=np.float64)
     chosen = [int(k) for k in ks]
     total = min(max_questions or y.shape[0], y.shape[0])
     if step < 1 or total < 1:
         raise InputError("needs a step >= 1 and at least one question", field="step")
-    alpha = 1 - confidence
+    record = looks or SweepLooks(horizon or y.shape[0], 1 - confidence, spending)
     active = list(range(len(chosen)))
-    looks: list[Look] = []
-    fractions: list[float] = []
+    taken: list[Look] = []
     answers = used = 0
     found: Recommendation | None = None
     while used < total:
         batch = min(step, total - used)
         answers += batch * len(active)
         used += batch
-        fractions.append(used / total)
+        seen = y[:used, active]
+        level = record.level(used, correlations_of(seen))
+        if level <= 0:
+            continue
+        record = record.with_look(used, level)
         look, found = take_look(
-            y[:used, active],
+            seen,
             [chosen[i] for i in active],
-            alpha=nominal_alphas(fractions, alpha, spending)[-1],
+            alpha=level,
             margin=margin,
             costs=None if costs is None else [costs[i] for i in active],
             n_resamples=n_resamples,
-            seed=seed + len(looks),
+            seed=seed + len(taken),
         )
-        looks.append(look)
+        taken.append(look)
         if look.recommended_k is not None:
-            return SequentialRun(tuple(looks), "settled", found, used, answers)
+            return SequentialRun(tuple(taken), "settled", found, used, answers, record)
         active = [i for i in active if chosen[i] not in look.eliminated]
-    assert found is not None  # at least one look ran
-    return SequentialRun(tuple(looks), "max_questions", found, used, answers)
+    if found is None:
+        raise InputError("no look could be taken: every question was looked at before")
+    return SequentialRun(tuple(taken), "max_questions", found, used, answers, record)
 
 
 @dataclass(frozen=True)
