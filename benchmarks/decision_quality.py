@@ -57,15 +57,11 @@ from _rates import Rate, shown
 from rag_judge.core.simultaneous import pairwise_intervals
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.sweep.decision.decide import compared_arms, decide_table
+from rag_judge.jobs.sweep.decision.looks import SweepLooks, correlations_of, spent
 from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice
 from rag_judge.jobs.sweep.decision.outcomes import objective_table, with_refusals
 from rag_judge.jobs.sweep.decision.recommend import Recommendation, recommend
-from rag_judge.jobs.sweep.decision.sequential import (
-    SweepLooks,
-    correlations_of,
-    replay_sequential,
-    spent,
-)
+from rag_judge.jobs.sweep.decision.sequential import replay_sequential
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"
@@ -305,7 +301,7 @@ def until_decided(args: tuple[str, str, str, int]) -> dict[str, Any]:
     table = pd.DataFrame(arms.values, index=arms.table.values.index, columns=list(arms.ks))
     complete = table.dropna()
     rng = np.random.default_rng(11)
-    used, settled = [], 0
+    used, answers, settled = [], [], 0
     for seed in range(orders):
         order = complete.index[rng.permutation(len(complete))]
         values = complete.loc[order].to_numpy(dtype=float)
@@ -325,6 +321,7 @@ def until_decided(args: tuple[str, str, str, int]) -> dict[str, Any]:
         )
         ok = run[0] if isinstance(run, tuple) else run.recommendation.recommended_k is not None
         count = run[1] if isinstance(run, tuple) else run.questions_used
+        answers.append(run[2] if isinstance(run, tuple) else run.answers_used)
         settled += ok
         used.append(count if ok else len(values))
     quartiles = np.percentile(used, [25, 50, 75]).tolist()
@@ -336,19 +333,22 @@ def until_decided(args: tuple[str, str, str, int]) -> dict[str, Any]:
         "questions": len(complete),
         "settled": Rate(settled, orders).as_json(),
         "questions_used_quartiles": [round(q, 1) for q in quartiles],
+        "mean_answers_used": round(float(np.mean(answers)), 1),
+        "answers_fixed": len(complete) * len(KS),
     }
 
 
 def _all_pairs_run(
     values: np.ndarray, horizon: int, costs: Sequence[float], seed: int
-) -> tuple[bool, int]:
+) -> tuple[bool, int, int]:
     """The former rule until decided: all pairs both ways, at the same looks' levels; a k out
     when another beats it by more than the margin or a cheaper one beats it at all."""
     looks = SweepLooks(horizon, ALPHA, "front")
     active = list(range(len(KS)))
     cost = np.asarray(costs)
-    used = 0
+    used = answers = 0
     while used < len(values):
+        answers += min(10, len(values) - used) * len(active)
         used = min(used + 10, len(values))
         seen = values[:used][:, active]
         level = looks.level(used, correlations_of(seen))
@@ -364,7 +364,7 @@ def _all_pairs_run(
             comparison="all_pairs",
         )
         if found.recommended_k is not None:
-            return True, used
+            return True, used, answers
         if len(active) > 1:
             pairs = pairwise_intervals(seen, confidence=1 - level, n_resamples=500, seed=seed)
             cheaper = cost[active][:, None] <= cost[active][None, :]
@@ -373,7 +373,7 @@ def _all_pairs_run(
                 (pairs.low > 1e-12) & cheaper, axis=0
             )
             active = [i for i, gone in zip(active, out, strict=True) if not gone]
-    return False, used
+    return False, used, answers
 
 
 def replay(subsets: int, orders: int) -> dict[str, Any]:
@@ -507,15 +507,16 @@ def render(payload: dict[str, Any]) -> str:
         "random orders",
         "",
         "| set | objective | comparison | settled | questions used (25%, median, 75%; "
-        "unsettled runs count all) |",
-        "|---|---|---|---|---|",
+        "unsettled runs count all) | answers generated and judged (mean; a fixed sweep of every "
+        "question) |",
+        "|---|---|---|---|---|---|",
     ]
     for r in payload["until_decided"]:
         q = r["questions_used_quartiles"]
         lines.append(
             f"| {r['set']} | `{r['objective']}` | {r['comparison']} "
             f"| {shown(r['settled'], 2)} | {q[0]:.0f}, **{q[1]:.0f}**, {q[2]:.0f} of "
-            f"{r['questions']} |"
+            f"{r['questions']} | {r['mean_answers_used']:,.0f} of {r['answers_fixed']:,} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -43,12 +43,9 @@ from _rates import Rate, shown
 
 from rag_judge.core.best import compare_with_best
 from rag_judge.jobs.sweep.decision.defaults import MIN_QUESTIONS
+from rag_judge.jobs.sweep.decision.looks import SweepLooks, correlations_of
 from rag_judge.jobs.sweep.decision.recommend import recommend
-from rag_judge.jobs.sweep.decision.sequential import (
-    SweepLooks,
-    correlations_of,
-    replay_sequential,
-)
+from rag_judge.jobs.sweep.decision.sequential import replay_sequential
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results"

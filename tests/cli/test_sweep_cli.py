@@ -29,7 +29,7 @@ from rag_judge.core.errors import InputError
 from rag_judge.core.types import Document
 from rag_judge.jobs.sweep import SweepOptions
 from rag_judge.jobs.sweep.decision import Objective
-from rag_judge.jobs.sweep.decision.sequential import spent
+from rag_judge.jobs.sweep.decision.looks import spent
 from rag_judge.jobs.sweep.job import sweep
 from rag_judge.jobs.sweep.plan import parse_ks
 from rag_judge.jobs.sweep.run import sweep_questions

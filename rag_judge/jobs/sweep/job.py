@@ -26,8 +26,9 @@ from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.calibrate.fit_profile import apply_profile_to_sweep, profile_for_run
 from rag_judge.jobs.sweep.decision.decide import decide_table
+from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.objective import choose_objective
-from rag_judge.jobs.sweep.decision.sequential import SequentialRecord, SweepLooks
+from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
 from rag_judge.jobs.sweep.explain import explain_shown
 from rag_judge.jobs.sweep.in_process import sweep_in_process
 from rag_judge.jobs.sweep.looks_store import (
@@ -249,6 +250,13 @@ async def asweep(
 
     Raises:
         InputError: an unknown or wrong option, before any call.
+
+    >>> from rag_judge.backends.providers.scripted import ScriptedBackend, register
+    >>> model = register(ScriptedBackend(respond=lambda r: "光荣和ω-force", name="scripted/a"))
+    >>> result = asyncio.run(asweep("cmrc2018_zh", limit=2, ks=[1, 2], metrics=["exact_match"],
+    ...                             model=model, cache=False))
+    >>> str(result.decision.objective.used), result.decision.n_questions
+    ('exact_match', 2)
     """
     if options is not None and values:
         raise InputError(

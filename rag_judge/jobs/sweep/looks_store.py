@@ -2,7 +2,7 @@
 
 Every run of the same sweep (the same eval set, ks, objective, judges, RAG under test, models,
 judging path, confidence and spending; not its ``--limit``, margin or way of running) is a look
-of one test (:class:`~rag_judge.jobs.sweep.decision.sequential.SweepLooks`): its record is read
+of one test (:class:`~rag_judge.jobs.sweep.decision.looks.SweepLooks`): its record is read
 before the decision and written after it, so a re-run with more questions spends what is left of
 the error rather than the whole of it again. The margin is not part of the key: the bounds hold
 for every margin at once, so a margin chosen after a look costs no coverage. A sweep without a
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet
+from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.objective import default_objective
-from rag_judge.jobs.sweep.decision.sequential import SweepLooks
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.runtime import atomic
 from rag_judge.runtime.session import Session

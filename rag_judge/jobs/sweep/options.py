@@ -143,6 +143,14 @@ class SweepOptions:
 
         Raises:
             InputError: a keyword that is no option, or a value refused by the checks.
+
+        >>> options = SweepOptions.build(ks="1-3", objective="answer_f1", reasons=False)
+        >>> options.ks, str(options.objective), options.judge.reasons
+        ((1, 2, 3), 'answer_f1', False)
+        >>> SweepOptions.build(margin=1.5)
+        Traceback (most recent call last):
+        ...
+        rag_judge.core.errors.InputError: field 'margin': must be a number in [0, 1), got 1.5
         """
         knobs = {f.name for f in fields(JudgeOptions)}
         if unknown := sorted(set(values) - cls.names()):

@@ -21,15 +21,9 @@ from rag_judge.data.eval_sets import EvalSet
 from rag_judge.jobs.sweep.budget import Budget
 from rag_judge.jobs.sweep.decision.decide import compared_arms
 from rag_judge.jobs.sweep.decision.defaults import DEFAULT_RESAMPLES
+from rag_judge.jobs.sweep.decision.looks import SweepLooks, correlations_of
 from rag_judge.jobs.sweep.decision.objective import choose_objective
-from rag_judge.jobs.sweep.decision.sequential import (
-    Look,
-    SequentialRecord,
-    StopReason,
-    SweepLooks,
-    correlations_of,
-    take_look,
-)
+from rag_judge.jobs.sweep.decision.sequential import Look, SequentialRecord, StopReason, take_look
 from rag_judge.jobs.sweep.in_process import prepare_sweep
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult

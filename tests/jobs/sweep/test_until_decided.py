@@ -23,13 +23,8 @@ from rag_judge.jobs.sweep import SweepOptions, SweepResult
 from rag_judge.jobs.sweep import until_decided as until_decided_module
 from rag_judge.jobs.sweep.budget import Budget
 from rag_judge.jobs.sweep.decision.defaults import SPENDINGS
-from rag_judge.jobs.sweep.decision.sequential import (
-    SequentialRecord,
-    SweepLooks,
-    look_level,
-    replay_sequential,
-    spent,
-)
+from rag_judge.jobs.sweep.decision.looks import SweepLooks, look_level, spent
+from rag_judge.jobs.sweep.decision.sequential import SequentialRecord, replay_sequential
 from rag_judge.jobs.sweep.in_process import PreparedSweep, RagUnderTest
 from rag_judge.pipeline.base import Hit
 from rag_judge.runtime.session import open_session

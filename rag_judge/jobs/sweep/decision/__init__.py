@@ -8,7 +8,9 @@ sweep above it. Its parts, each one job:
 - :mod:`.outcomes`: what each answer is worth (a refusal is an outcome, a failed call a status);
 - :mod:`.refusals`: how often each k refused, and whether it was right to;
 - :mod:`.recommend`: the rule over a question x k table;
-- :mod:`.sequential`: looks, error spending and elimination for a run until decided;
+- :mod:`.looks`: the sweep's looks and the error each may spend, however often it is looked at;
+- :mod:`.planning`: the questions that would settle it, by simulating the rule;
+- :mod:`.sequential`: elimination and stopping for a run until decided;
 - :mod:`.decide` and :mod:`.record`: the decision made from a table, and said.
 """
 

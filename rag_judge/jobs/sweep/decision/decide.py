@@ -27,6 +27,7 @@ from rag_judge.jobs.sweep.decision.defaults import (
     MAX_FAILURE_SHARE,
     MIN_ANSWER_SHARE,
 )
+from rag_judge.jobs.sweep.decision.looks import SweepLooks, correlations_of
 from rag_judge.jobs.sweep.decision.objective import (
     Objective,
     ObjectiveChoice,
@@ -38,7 +39,6 @@ from rag_judge.jobs.sweep.decision.planning import plan_questions
 from rag_judge.jobs.sweep.decision.recommend import Recommendation, recommend
 from rag_judge.jobs.sweep.decision.record import K_COST, TOKENS_COST, Decision
 from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES, refusal_indicators
-from rag_judge.jobs.sweep.decision.sequential import SweepLooks, correlations_of
 
 
 def decide(
@@ -52,10 +52,23 @@ def decide(
 ) -> Decision:
     """The objective a finished sweep can compute (see
     :func:`~rag_judge.jobs.sweep.decision.objective.choose_objective`; default: the sweep's own)
-    and the k it recommends, or why it names none.
+    and the k it recommends, or why it names none; a decision outside the sweep's record of
+    looks, whose confidence holds for itself alone.
 
     Raises:
         InputError: an objective naming something that is no measure or judge (a typo).
+
+    A finished sweep decided again by another objective (anything with the per-question table,
+    the ks, what was skipped and the objective will do):
+
+    >>> from types import SimpleNamespace
+    >>> rows = [{"question_id": f"q{i}", "k": k, "answer": "A", "generation_status": "ok",
+    ...          "exact_match": float(k == 2 or i % 3 > 0)} for i in range(30) for k in (1, 2)]
+    >>> frame = pd.DataFrame(rows).astype({"exact_match": "Float64"})
+    >>> swept = SimpleNamespace(per_question=frame, ks=(1, 2), skipped={},
+    ...                         objective=Objective.parse("exact_match"))
+    >>> decide(swept, "exact_match", n_resamples=500).headline
+    'Use k = 2'
     """
     return decide_table(
         swept.per_question,

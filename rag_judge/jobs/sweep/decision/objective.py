@@ -134,6 +134,16 @@ def choose_objective(swept: Swept, objective: str | Objective | None = None) -> 
 
     Raises:
         InputError: an objective naming something that is no measure or judge (a typo).
+
+    A sweep that measured exact match only: asked for the judges' product, it falls back to the
+    answer measure it has, never to a retrieval measure:
+
+    >>> from types import SimpleNamespace
+    >>> frame = pd.DataFrame({"exact_match": [1.0, 0.0], "doc_ndcg": [1.0, 1.0]}).astype("Float64")
+    >>> swept = SimpleNamespace(per_question=frame, ks=(1,), skipped={}, objective=DEFAULT)
+    >>> choice = choose_objective(swept)
+    >>> str(choice.used), choice.note.startswith("The objective faithfulness*completeness cannot")
+    ('exact_match', True)
     """
     requested = Objective.parse(objective) if objective is not None else swept.objective
     problem = _why_not(swept, requested)

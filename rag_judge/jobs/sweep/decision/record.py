@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_judge.jobs.sweep.decision.defaults import ALL_REFUSED, MIN_QUESTIONS
+from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.objective import ObjectiveChoice
 from rag_judge.jobs.sweep.decision.recommend import Recommendation
 from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES
-from rag_judge.jobs.sweep.decision.sequential import SequentialRecord, SweepLooks
+from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
 
 TOKENS_COST = "generator prompt tokens"
 K_COST = "k (the generator's prompt tokens are unknown)"
