@@ -196,11 +196,10 @@ def _decision_table(view: DecisionView) -> list[str]:
         "|" + "---:|" * 4 + "---|" + "---:|" * (len(head) - 5),
     ]
     for row in view.rows:
-        cells = [
-            f"**{row[0]}**" if view.marked is not None and row[0] == str(view.marked) else row[0],
-            *row[1:],
-        ]
-        lines.append(_row(tuple(markdown_text(c) for c in cells)))
+        cells = [markdown_text(c) for c in row]
+        if view.marked is not None and row[0] == str(view.marked):
+            cells[0] = f"**{cells[0]}**"  # bold after escaping: the stars are markup here
+        lines.append(_row(cells))
     return [*lines, ""]
 
 

@@ -385,3 +385,23 @@ def test_the_decision_comes_from_the_result_without_a_report(
     assert str(rendered.objective.used) == "faithfulness"  # the report renders the given decision
     with pytest.raises(InputError, match="an objective or a decision, not both"):
         write_sweep_report(toy, tmp_path / "r2", objective="faithfulness", decision=decision)
+
+
+def test_the_recommended_row_is_bold_in_the_markdown_not_escaped() -> None:
+    rows = [
+        {"question_id": f"q{i}", "k": k, "answer": "A", "generation_status": "ok",
+         "answer_f1": float(k == 2 or i % 3 > 0), "calls": 1, "prompt_tokens": 100 * k,
+         "completion_tokens": 2}
+        for i in range(60) for k in (1, 2)
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows).astype({"answer_f1": "Float64"})
+    result = SweepResult(
+        per_question=frame, ks=(1, 2), metrics=("answer_f1",),
+        objective=Objective.parse("answer_f1"),
+    )  # fmt: skip
+    decision = decide(result, n_resamples=RESAMPLES)
+    assert decision.recommended_k == 2
+    summary = result.summary(n_resamples=RESAMPLES)
+    text = render_summary_markdown(result, summary, decision, title="Bold")
+    assert "\n| **2** | 1.000 |" in text
+    assert r"\*\*2" not in text

@@ -378,3 +378,17 @@ def test_the_toy_sweep_counts_its_refusal() -> None:
     found = decision.recommendation
     assert found is not None
     assert found.standing(1).mean == 0.5  # q1's refusal at k = 1 counts 0, q2 scores 1
+
+
+def test_undecided_between_names_the_ks_that_could_still_be_recommended() -> None:
+    """k = 1 is shown more than the margin below the others: it is out of the running; k = 2
+    and 3 differ by less than the questions can tell, and both could still be recommended."""
+    rng = np.random.default_rng(2)
+    ease = rng.uniform(size=(40, 1))
+    rows = (0.5 * rng.uniform(size=(40, 3)) + 0.5 * ease < [0.15, 0.6, 0.62]).astype(float)
+    found = recommend(rows, KS, margin=0.05, n_resamples=500)
+    assert found.recommended_k is None
+    assert found.undecided_between == (2, 3)
+    assert not found.standing(1).candidate
+    assert found.standing(1).shortfall_low > 0.05
+    assert not found.standing(1).could_be_best
