@@ -86,7 +86,7 @@ def test_coverage_of_the_best_comparisons_holds_in_simulation() -> None:
         latent = np.array([-0.0, 0.0754, 0.0]) + 0.84 * ease + 0.55 * rng.standard_normal((30, 3))
         y = (latent > 0).astype(float)
         found = compare_with_best(y, n_resamples=300, seed=seed)
-        upper = found.difference + found.critical * found.se
+        upper = found.upper
         truth = means[1] - means
         failed += bool(np.any(truth[[0, 2]] >= upper[1, [0, 2]]))
     assert failed / 400 <= 0.08

@@ -163,15 +163,16 @@ def recommend(
     Raises:
         InputError: a table that does not match ``ks``, a margin outside [0, 1), bad lengths.
 
-    Sixty questions: k = 1 misses three in four, k = 2 and 3 answer all (the same answers):
+    A hundred questions: k = 1 misses three in four, k = 2 and 3 answer all (the same answers):
 
-    >>> rows = [[0, 1, 1], [0, 1, 1], [0, 1, 1], [1, 1, 1]] * 15
+    >>> rows = [[0, 1, 1], [0, 1, 1], [0, 1, 1], [1, 1, 1]] * 25
     >>> found = recommend(rows, [1, 2, 3], margin=0.05, n_resamples=500)
     >>> found.recommended_k, found.best_k_by_mean, found.undecided_between
     (2, 2, ())
 
-    Two ks that never differ are not shown equal from nothing: each pair's error is floored at
-    one question in n differing, so on forty questions neither is confirmed within 0.05:
+    Two ks that never differ are not shown equal from nothing: on 40 questions with no
+    disagreement they could still differ on about one question in ten (the score bound), so
+    neither is confirmed within 0.05:
 
     >>> recommend(rows[:40], [1, 2, 3], margin=0.05, n_resamples=500).undecided_between
     (2, 3)

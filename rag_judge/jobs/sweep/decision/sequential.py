@@ -74,7 +74,7 @@ def take_look(
     out: tuple[int, ...] = ()
     if y.shape[0] and len(chosen) > 1:
         bounds = compare_with_best(y, confidence=1 - alpha, n_resamples=n_resamples, seed=seed)
-        shown = bounds.difference - bounds.critical * bounds.se  # [j, k]: mu_j - mu_k above
+        shown = -bounds.upper.T  # [j, k]: mu_j - mu_k is above this
         np.fill_diagonal(shown, -np.inf)
         cost = np.asarray(costs if costs is not None else chosen, dtype=float)
         cheaper = cost[:, None] <= cost[None, :]  # [j, k]: j costs no more than k
@@ -135,16 +135,16 @@ def replay_sequential(
     new one of ``horizon`` questions, default every row).
 
     Three ks whose questions share their ease, k = 1 plainly worse: it goes out at the first
-    look, and the run settles on k = 2 after 60 of 300 questions, 140 answers instead of 900:
+    look, and the run settles on k = 2 after 80 of 300 questions, 180 answers instead of 900:
 
     >>> rng = np.random.default_rng(0)
     >>> ease = rng.uniform(size=(300, 1))
     >>> y = (0.5 * rng.uniform(size=(300, 3)) + 0.5 * ease < [0.3, 0.7, 0.55]).astype(float)
     >>> run = replay_sequential(y, [1, 2, 3], margin=0.05, step=20, n_resamples=300)
     >>> run.stop, run.questions_used, run.recommendation.recommended_k, run.answers_used
-    ('settled', 60, 2, 140)
+    ('settled', 80, 2, 180)
     >>> [look.eliminated for look in run.looks]
-    [(1,), (), ()]
+    [(1,), (), (), (3,)]
     """
     y = np.asarray(table, dtype=np.float64)
     chosen = [int(k) for k in ks]
