@@ -125,34 +125,12 @@ def decide_table(
     failures = {k: table.failure_share(k) for k in arms.chosen}
     if not compared:
         return Decision(objective, None, table.excluded, refusals, n_swept, failures=failures)
-    costs, unit, eligible, why_not = arms.costs, arms.cost_unit, arms.eligible, arms.why_not
     correlations = correlations_of(values)
-    level, note = 1 - confidence, ""
-    if looks is not None:
-        level = looks.level(n_swept, correlations)
-        if level > 0:
-            looks = looks.with_look(n_swept, level)
-        else:
-            last = max(looks.taken, key=lambda look: look.n_questions)
-            level, note = (
-                last.alpha,
-                (
-                    f"This sweep's test already looked at {last.n_questions} questions; a look at "
-                    f"{n_swept} adds nothing to it, so it names no k (its bounds are shown at that "
-                    "look's level)."
-                ),
-            )
+    level, looks, note = _this_look(looks, n_swept, correlations, 1 - confidence)
     found = recommend(
-        values,
-        compared,
-        costs=costs,
-        eligible=eligible,
-        why_not=why_not,
-        margin=margin,
-        confidence=1 - level,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+        values, compared, costs=arms.costs, eligible=arms.eligible, why_not=arms.why_not,
+        margin=margin, confidence=1 - level, n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
     if note:
         found = dataclasses.replace(found, recommended_k=None, undecided_between=_candidates(found))
     elif plan and found.recommended_k is None and not found.too_few and found.undecided_between:
@@ -165,6 +143,7 @@ def decide_table(
 
         horizon = limit if looks is None else looks.horizon
         found = _planned(found, values, level_at, horizon, seed)
+    unit = arms.cost_unit
     dropped = {k: table.missing.get(k, {}) for k in arms.chosen if k not in compared}
     return Decision(
         objective, found, table.excluded, refusals, n_swept, unit, failures=failures,
@@ -210,16 +189,40 @@ def _candidates(found: Recommendation) -> tuple[int, ...]:
     return tuple(s.k for s in found.standings if s.candidate)
 
 
+def _this_look(
+    looks: SweepLooks | None,
+    n: int,
+    correlations: Sequence[NDArray[np.float64]],
+    alpha: float,
+) -> tuple[float, SweepLooks | None, str]:
+    """This look's level, the looks with it, and why it names no k ("" when it may): without
+    looks, ``alpha``; a look at no more questions than an earlier one adds nothing."""
+    if looks is None:
+        return alpha, None, ""
+    level = looks.level(n, correlations)
+    if level > 0:
+        return level, looks.with_look(n, level), ""
+    last = max(looks.taken, key=lambda look: look.n_questions)
+    return (
+        last.alpha,
+        looks,
+        (
+            f"This sweep's test already looked at {last.n_questions} questions; a look at {n} adds "
+            "nothing to it, so it names no k (its bounds are shown at that look's level)."
+        ),
+    )
+
+
 def _planned(
     found: Recommendation,
-    values: object,
+    values: NDArray[np.float64],
     level_at: Callable[[int], float],
     limit: int | None,
     seed: int,
 ) -> Recommendation:
     """``found`` with the questions that would settle it, by simulating the rule."""
     plan = plan_questions(
-        values,  # type: ignore[arg-type]
+        values,
         costs=[s.cost for s in found.standings],
         eligible=[s.eligible for s in found.standings],
         margin=found.margin,
