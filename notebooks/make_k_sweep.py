@@ -58,12 +58,14 @@ summary.pivot(index="k", columns="metric", values="mean")"""),
     code("""summary[summary.metric.isin(result.metrics)]"""),
     md("""## The decision: which k, and how sure
 
-The job decides as the CLI does (`result.decision`). The objective is
-`faithfulness*completeness` per question, with every question counted at every k: a refusal
-scores 0 on a question that has an answer (1 on one the set marks unanswerable), and a question
-whose call failed leaves every k. All ks are compared on the same questions with simultaneous
-95% intervals; the recommendation is the cheapest k within the margin (0.05) of the best, or an
-honest "undecided between ..." with about how many questions would settle it."""),
+The job decides as the CLI does (`result.decision`). The objective is what the set's
+references allow: on CMRC 2018, whose references are spans of its documents, reference F1
+(`answer_f1`) per question; on a set with written answers, `faithfulness*completeness`. Every
+question counts at every k: a refusal scores 0 on a question that has an answer (1 on one the
+set marks unanswerable), and a failed call takes the question from that k only. Each k is
+compared with the best on the same questions, with one-sided bounds that hold together at 95%;
+the recommendation is the cheapest k within the margin (0.05) of the best, or an honest
+"undecided between ..." with how many questions would settle it with 80% probability."""),
     code("""decision = result.decision
 print(decision.headline)
 print(decision.sentence)"""),

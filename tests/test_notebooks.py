@@ -32,7 +32,7 @@ def test_k_sweep_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     # the job's own decision: one question cannot settle it, and the notebook says so
     assert "Undecided between k = 1, 2" in text
-    assert "by faithfulness*completeness" in text
+    assert "by answer_f1" in text
     assert any("image/png" in o.get("data", {}) for o in outputs)
     written = {p.name for p in (tmp_path / "out").iterdir()}
     assert {"per_question.csv", "summary.csv", "decision.json", "sweep.png", "report.html"} <= (

@@ -62,7 +62,7 @@ class Objective:
 
     @classmethod
     def parse(cls, text: str | Objective | None) -> Objective:
-        """The objective ``text`` names (None: the default, ``faithfulness*completeness``).
+        """The objective ``text`` names (None: the judges' default, ``faithfulness*completeness``).
 
         Raises:
             InputError: an empty text, or a name that is no judge and no ``doc_*``/``text_*``
