@@ -33,7 +33,9 @@ Usage::
     python benchmarks/decision_quality.py replay [--subsets 300] [--orders 100]
 
 ``sweep`` runs ``rag-judge sweep`` into ``results/decision_quality/<set>/`` (resumable). ``replay``
-is pure CPU and writes ``results/decision_quality.{json,md}``.
+is pure CPU and writes ``results/decision_quality.{json,md}``. ``redecide --set <set>`` decides the
+recorded sweep by this release's rule (no model call) into ``<set>/decided_now/``: summary.md,
+decision.json and sweep.png.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +60,7 @@ from rag_judge.core.simultaneous import pairwise_intervals
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.sweep.decision.decide import compared_arms, decide_table
 from rag_judge.jobs.sweep.decision.looks import SweepLooks, correlations_of, spent
-from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice
+from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice, default_objective
 from rag_judge.jobs.sweep.decision.outcomes import objective_table, with_refusals
 from rag_judge.jobs.sweep.decision.recommend import Recommendation, recommend
 from rag_judge.jobs.sweep.decision.sequential import replay_sequential
@@ -521,18 +523,51 @@ def render(payload: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def redecide(name: str) -> None:
+    """The large sweep's recorded per-question table decided by this release's rule, as a sweep
+    of all of it would decide on a first look (default objective, margin, confidence), with its
+    report: ``results/decision_quality/<name>/decided_now/`` (the sweep itself is not re-run:
+    the decision uses no model call)."""
+    from rag_judge.jobs.sweep.job import decided
+    from rag_judge.jobs.sweep.options import SweepOptions
+    from rag_judge.jobs.sweep.result import SweepResult
+    from rag_judge.report.sweep_report import write_sweep_report
+
+    frame = pd.read_parquet(FOLDER / name / "per_question.parquet")
+    eval_set = load_eval_set(name)
+    model = "local/qwen2.5-coder-1.5b"
+    result = SweepResult(
+        per_question=frame, ks=KS, metrics=tuple(METRICS.split(",")), model=model, generator=model
+    )
+    options = SweepOptions.build(ks="1-10", metrics=METRICS, reasons=False)
+    objective = default_objective(eval_set.reference_kind)
+    options = replace(options, objective=objective)
+    looks = SweepLooks(len(eval_set.queries), ALPHA)
+    result = decided(result, options, looks, horizon=len(eval_set.queries))
+    out = FOLDER / name / "decided_now"
+    write_sweep_report(result, out, title=f"{name} k-sweep")
+    for extra in ("per_question.parquet", "per_question.csv", "report.html", "summary.csv"):
+        (out / extra).unlink(missing_ok=True)
+    print(result.decision.headline if result.decision else "no decision")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     sweep = commands.add_parser("sweep", help="run the large sweep with the product")
     sweep.add_argument("--set", choices=SETS, required=True)
     sweep.add_argument("--limit", type=int, default=300)
+    now = commands.add_parser("redecide", help="decide a large sweep by this release's rule")
+    now.add_argument("--set", choices=SETS, required=True)
     again = commands.add_parser("replay", help="replay the rule on subsets (no model call)")
     again.add_argument("--subsets", type=int, default=300)
     again.add_argument("--orders", type=int, default=100)
     args = parser.parse_args(argv)
     if args.command == "sweep":
         run_sweep(args.set, args.limit)
+        return
+    if args.command == "redecide":
+        redecide(args.set)
         return
     started = time.perf_counter()
     payload = {

@@ -19,10 +19,11 @@ Questions are correlated across ks as real ones are: a question's ease is shared
 of k for question i is ``1[a_k + sqrt(rho) z_i + sqrt(1 - rho) e_ik > 0]`` (0/1) or ``Phi`` of
 that latent (continuous), with ``a_k`` set so that the mean is exactly the scenario's.
 
-    python benchmarks/decision_simulation.py fixed [--runs 500]
-    python benchmarks/decision_simulation.py looks [--runs 2000]
+    python benchmarks/decision_simulation.py fixed [--runs 500] [--rho 0.7] [--scenarios ...]
+    python benchmarks/decision_simulation.py looks [--runs 2000] [--kinds binary continuous]
 
-Writes results/decision_simulation.{json,md} (the section it ran).
+Writes results/decision_simulation.{json,md}: the rows it ran replace the same rows of an earlier
+run, the others stay (each row has its runs and seconds).
 """
 
 from __future__ import annotations
@@ -133,8 +134,10 @@ def fixed_cell(args: tuple[str, str, int, int, int, float]) -> dict[str, Any]:
     }
 
 
-def fixed(runs: int, resamples: int, rho: float) -> list[dict[str, Any]]:
-    cells = [(s, kind, n, runs, resamples, rho) for s in SCENARIOS for kind in KINDS for n in SIZES]
+def fixed(
+    runs: int, resamples: int, rho: float, scenarios: Sequence[str] = tuple(SCENARIOS)
+) -> list[dict[str, Any]]:
+    cells = [(s, kind, n, runs, resamples, rho) for s in scenarios for kind in KINDS for n in SIZES]
     rows = []
     with ProcessPoolExecutor(max_workers=2) as pool:
         for row in pool.map(fixed_cell, cells):
@@ -207,11 +210,11 @@ def looks_cell(args: tuple[str, str, str, int, int]) -> dict[str, Any]:
     }
 
 
-def looks(runs: int, resamples: int) -> list[dict[str, Any]]:
+def looks(runs: int, resamples: int, kinds: Sequence[str] = KINDS) -> list[dict[str, Any]]:
     cells = [
         (s, kind, how, max(1, round(runs * share)), resamples)
         for s, share in LOOK_SCENARIOS.items()
-        for kind in KINDS
+        for kind in kinds
         for how in ("until decided", "re-runs")
     ]
     rows = []
@@ -291,18 +294,27 @@ def main(argv: Sequence[str] | None = None) -> None:
     fixed_parser.add_argument("--runs", type=int, default=500)
     fixed_parser.add_argument("--resamples", type=int, default=1000)
     fixed_parser.add_argument("--rho", type=float, default=RHO)
+    fixed_parser.add_argument(
+        "--scenarios", nargs="+", choices=list(SCENARIOS), default=list(SCENARIOS)
+    )
     looks_parser = commands.add_parser("looks")
     looks_parser.add_argument("--runs", type=int, default=2000)
     looks_parser.add_argument("--resamples", type=int, default=500)
+    looks_parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     args = parser.parse_args(argv)
     path = RESULTS / "decision_simulation.json"
     payload = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     payload["machine"] = machine_info()
     if args.command == "fixed":
-        kept = [r for r in payload.get("fixed", []) if r.get("rho", RHO) != args.rho]
-        payload["fixed"] = kept + fixed(args.runs, args.resamples, args.rho)
+        fresh = fixed(args.runs, args.resamples, args.rho, args.scenarios)
+        done = {(r["scenario"], r["rho"]) for r in fresh}
+        kept = [r for r in payload.get("fixed", []) if (r["scenario"], r["rho"]) not in done]
+        payload["fixed"] = kept + fresh
     else:
-        payload["looks"] = looks(args.runs, args.resamples)
+        fresh = looks(args.runs, args.resamples, args.kinds)
+        done = {(r["scenario"], r["kind"]) for r in fresh}
+        kept = [r for r in payload.get("looks", []) if (r["scenario"], r["kind"]) not in done]
+        payload["looks"] = kept + fresh
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     (RESULTS / "decision_simulation.md").write_text(render(payload), encoding="utf-8")
 

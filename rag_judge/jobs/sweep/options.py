@@ -46,7 +46,8 @@ class SweepOptions:
     limit: int | None = None
     """Sweep only the first ``limit`` questions."""
     metrics: tuple[str, ...] = DEFAULT_METRICS
-    """Judges (those the set cannot support are skipped and reported)."""
+    """Judges (those the set cannot support are skipped and reported); a text such as
+    ``"faithfulness,completeness"`` is split at its commas, as ``--metrics`` is."""
     objective: Objective | None = None
     """What the decision maximises; None: the set's default (reference F1 where the references
     are spans of the documents, else ``faithfulness*completeness``: :func:`~rag_judge.jobs.
@@ -87,7 +88,7 @@ class SweepOptions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ks", _checked_ks(self.ks))
-        object.__setattr__(self, "metrics", tuple(self.metrics))
+        object.__setattr__(self, "metrics", _names(self.metrics))
         if self.objective is not None:
             object.__setattr__(self, "objective", Objective.parse(self.objective))
         get_judges(self.metrics)  # an unknown name fails now, before an index is built
@@ -189,3 +190,10 @@ def _number(value: object) -> bool:
         and isinstance(value, int | float)
         and math.isfinite(float(value))
     )
+
+
+def _names(metrics: str | Iterable[str]) -> tuple[str, ...]:
+    """The judges named: a comma-separated text split (a bare string is not a list of letters)."""
+    if isinstance(metrics, str):
+        return tuple(m.strip() for m in metrics.split(",") if m.strip())
+    return tuple(metrics)

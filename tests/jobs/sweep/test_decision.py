@@ -355,6 +355,11 @@ def test_refusal_indicators_say_when_the_generator_gave_up_on_passages_it_had() 
 def test_sweep_options_check_every_value_once() -> None:
     assert SweepOptions(ks="1-3,5").ks == (1, 2, 3, 5)
     assert SweepOptions(ks=[3, 1, 1]).ks == (1, 3)
+    # a text of judges is split at its commas, as --metrics is: not read as a list of letters
+    assert SweepOptions(metrics="faithfulness, answer_f1").metrics == ("faithfulness", "answer_f1")
+    with pytest.raises(InputError, match=r"unknown metric\(s\) faithfulnes;") as raised:
+        SweepOptions(metrics="faithfulnes,answer_f1")
+    assert raised.value.field == "metrics"
     for bad in ({"ks": []}, {"ks": [0, 1]}, {"ks": [1.5]}, {"ks": [True]}):
         with pytest.raises(InputError) as raised:
             SweepOptions(**bad)
