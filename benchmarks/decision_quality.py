@@ -23,8 +23,10 @@ Measured, each at margin 0.05 unless named:
   subset plus N - n more of the sweep's other questions, decided as the test's second look: how
   often N settles it (the plan aims at 80%);
 - **until decided**: the sweep's questions in random orders, a look every 10 questions, up to
-  all of them, comparisons with the best beside all pairs at the same per-look levels: how many
-  questions each needs to settle (median, quartiles), and how often it settles.
+  all of them, as ``--until-decided --max-questions <the sweep's>`` runs (its test spends the
+  error over those questions, O'Brien-Fleming), comparisons with the best beside all pairs at the
+  same per-look levels: how many questions each needs to settle (median, quartiles), and how
+  often it settles.
 
 Usage::
 
@@ -59,6 +61,7 @@ from _rates import Rate, shown
 from rag_judge.core.simultaneous import pairwise_intervals
 from rag_judge.data.eval_sets import load_eval_set
 from rag_judge.jobs.sweep.decision.decide import compared_arms, decide_table
+from rag_judge.jobs.sweep.decision.defaults import UNTIL_DECIDED_SPENDING
 from rag_judge.jobs.sweep.decision.looks import SweepLooks, correlations_of, spent
 from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice, default_objective
 from rag_judge.jobs.sweep.decision.outcomes import objective_table, with_refusals
@@ -313,13 +316,14 @@ def until_decided(args: tuple[str, str, str, int]) -> dict[str, Any]:
                 KS,
                 margin=MARGIN,
                 step=10,
-                horizon=sweep.horizon,
+                horizon=len(values),
+                spending=UNTIL_DECIDED_SPENDING,
                 costs=arms.costs,
                 n_resamples=500,
                 seed=seed,
             )
             if comparison == "best"
-            else _all_pairs_run(values, sweep.horizon, arms.costs, seed)
+            else _all_pairs_run(values, len(values), arms.costs, seed)
         )
         ok = run[0] if isinstance(run, tuple) else run.recommendation.recommended_k is not None
         count = run[1] if isinstance(run, tuple) else run.questions_used
@@ -345,7 +349,7 @@ def _all_pairs_run(
 ) -> tuple[bool, int, int]:
     """The former rule until decided: all pairs both ways, at the same looks' levels; a k out
     when another beats it by more than the margin or a cheaper one beats it at all."""
-    looks = SweepLooks(horizon, ALPHA, "front")
+    looks = SweepLooks(horizon, ALPHA, UNTIL_DECIDED_SPENDING)
     active = list(range(len(KS)))
     cost = np.asarray(costs)
     used = answers = 0
@@ -354,6 +358,8 @@ def _all_pairs_run(
         used = min(used + 10, len(values))
         seen = values[:used][:, active]
         level = looks.level(used, correlations_of(seen))
+        if level <= 0:  # the look adds nothing the spending allows: skipped, as the product does
+            continue
         looks = looks.with_look(used, level)
         found = recommend(
             seen,
@@ -378,52 +384,53 @@ def _all_pairs_run(
     return False, used, answers
 
 
-def replay(subsets: int, orders: int) -> dict[str, Any]:
-    """Every measurement of the module docstring, two processes at a time."""
+STAGES = ("until_decided", "decisions", "margins", "plans")
+
+
+def replay(subsets: int, orders: int, only: Sequence[str] = STAGES) -> dict[str, Any]:
+    """Every measurement of the module docstring, two processes at a time. Each finished stage
+    is kept in ``results/decision_quality.partial.json`` (for these subsets and orders), so an
+    interrupted replay goes on from the stage it was in."""
     default = {"cmrc2018_zh_chunked": "answer_f1", "squad2_en_chunked": "answer_f1"}
-    with ProcessPoolExecutor(max_workers=2) as pool:
-        decided = [
-            row
-            for rows in pool.map(decisions, [(s, n, subsets) for s in SETS for n in SIZES])
-            for row in rows
-        ]
-        by_margin = [
-            row
-            for rows in pool.map(
-                margins,
-                [
-                    (s, o, n, subsets)
-                    for s in SETS
-                    for o in (*OBJECTIVES[:1], "answer_f1")
-                    for n in (100, 150)
-                ],
-            )
-            for row in rows
-        ]
-        planned = list(
-            pool.map(
-                plans,
-                [
-                    (s, o, n, subsets)
-                    for s in SETS
-                    for o in {default[s], OBJECTIVES[0]}
-                    for n in SIZES
-                ],
-            )
-        )
-        sequential = list(
-            pool.map(
-                until_decided,
-                [(s, default[s], c, orders) for s in SETS for c in ("best", "all_pairs")],
-            )
-        )
-    return {
-        "decisions": decided,
-        "margins": by_margin,
-        "plans": planned,
-        "until_decided": sequential,
-        "sets": {s: _describe(load_sweep(s)) for s in SETS},
+    partial = RESULTS / "decision_quality.partial.json"
+    key = f"{subsets}/{orders}"
+    kept = json.loads(partial.read_text(encoding="utf-8")) if partial.is_file() else {}
+    done: dict[str, Any] = kept.get(key, {})
+    stages = {
+        "until_decided": (
+            until_decided,
+            [(s, default[s], c, orders) for s in SETS for c in ("best", "all_pairs")],
+        ),
+        "decisions": (decisions, [(s, n, subsets) for s in SETS for n in SIZES]),
+        "margins": (
+            margins,
+            [
+                (s, o, n, subsets)
+                for s in SETS
+                for o in (*OBJECTIVES[:1], "answer_f1")
+                for n in (100, 150)
+            ],
+        ),
+        "plans": (
+            plans,
+            [
+                (s, o, n, subsets)
+                for s in SETS
+                for o in sorted({default[s], OBJECTIVES[0]})
+                for n in SIZES
+            ],
+        ),
     }
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        for name, (work, cells) in stages.items():
+            if name in done or name not in only:
+                continue
+            found = list(pool.map(work, cells))
+            done[name] = [r for rows in found for r in (rows if isinstance(rows, list) else [rows])]
+            partial.write_text(json.dumps({key: done}, indent=2) + "\n", encoding="utf-8")
+            print(f"stage {name} done", flush=True)
+    partial.unlink()
+    return {**done, "sets": {s: _describe(load_sweep(s)) for s in SETS}}
 
 
 def _describe(sweep: Sweep) -> dict[str, Any]:
@@ -546,7 +553,13 @@ def redecide(name: str) -> None:
     result = decided(result, options, looks, horizon=len(eval_set.queries))
     out = FOLDER / name / "decided_now"
     write_sweep_report(result, out, title=f"{name} k-sweep")
-    for extra in ("per_question.parquet", "per_question.csv", "report.html", "summary.csv"):
+    for extra in (
+        "per_question.parquet",
+        "per_question.csv",
+        "report.html",
+        "summary.csv",
+        "ledger.json",
+    ):
         (out / extra).unlink(missing_ok=True)
     print(result.decision.headline if result.decision else "no decision")
 
@@ -562,6 +575,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     again = commands.add_parser("replay", help="replay the rule on subsets (no model call)")
     again.add_argument("--subsets", type=int, default=300)
     again.add_argument("--orders", type=int, default=100)
+    again.add_argument(
+        "--only", nargs="+", choices=STAGES, default=list(STAGES),
+        help="run these stages and keep the others from the last results",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.command == "sweep":
         run_sweep(args.set, args.limit)
@@ -570,11 +587,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         redecide(args.set)
         return
     started = time.perf_counter()
+    last = RESULTS / "decision_quality.json"
+    kept = json.loads(last.read_text(encoding="utf-8")) if set(args.only) != set(STAGES) else {}
     payload = {
+        **kept,
         "machine": machine_info(),
         "subsets": args.subsets,
         "orders": args.orders,
-        **replay(args.subsets, args.orders),
+        **replay(args.subsets, args.orders, args.only),
     }
     payload["seconds"] = round(time.perf_counter() - started, 1)
     (RESULTS / "decision_quality.json").write_text(

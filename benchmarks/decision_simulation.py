@@ -43,7 +43,11 @@ from _machine import machine_info
 from _rates import Rate, shown
 
 from rag_judge.core.best import compare_with_best
-from rag_judge.jobs.sweep.decision.defaults import MIN_QUESTIONS
+from rag_judge.jobs.sweep.decision.defaults import (
+    DEFAULT_SPENDING,
+    MIN_QUESTIONS,
+    UNTIL_DECIDED_SPENDING,
+)
 from rag_judge.jobs.sweep.decision.looks import SweepLooks, correlations_of
 from rag_judge.jobs.sweep.decision.recommend import recommend
 from rag_judge.jobs.sweep.decision.sequential import replay_sequential
@@ -146,12 +150,15 @@ def fixed(
     return rows
 
 
-LOOK_SCENARIOS = {"flat, 10 ks": 1.0, "one better by 0.12, 10 ks": 0.25, "flat, 2 ks": 0.25}
+LOOK_SCENARIOS = {"flat, 10 ks": 1.0, "one better by 0.12, 10 ks": 0.1, "flat, 2 ks": 0.1}
 """The scenarios looked at again and again, and the share of ``--runs`` each gets (the flat
 ones are where the error is spent: every k is a best k)."""
 LOOK_STEP = 20
 RERUNS = (20, 50, 100, 200)
 HORIZON = 300
+"""Re-runs: the eval set's size, over which a plain sweep's test spends its error."""
+UNTIL_MAX = 200
+"""Until decided: the questions the run may use, over which its test spends its error."""
 
 
 def looks_cell(args: tuple[str, str, str, int, int]) -> dict[str, Any]:
@@ -167,13 +174,15 @@ def looks_cell(args: tuple[str, str, str, int, int]) -> dict[str, Any]:
     started = time.perf_counter()
     for seed in range(runs):
         y = table(rng, means, HORIZON, kind)
-        looks = SweepLooks(HORIZON, 0.05, "front")
+        looks = SweepLooks(HORIZON, 0.05, DEFAULT_SPENDING)  # a plain sweep's first run opens it
         wrong = out = settled = False
         taken = 0
         if how == "until decided":
+            # ``--until-decided --max-questions 200`` opens its test over its own 200 questions
+            looks = SweepLooks(UNTIL_MAX, 0.05, UNTIL_DECIDED_SPENDING)
             run = replay_sequential(
-                y[:200], ks, margin=MARGIN, step=LOOK_STEP, looks=looks, n_resamples=resamples,
-                seed=seed,
+                y[:UNTIL_MAX], ks, margin=MARGIN, step=LOOK_STEP, looks=looks,
+                n_resamples=resamples, seed=seed,
             )  # fmt: skip
             taken = len(run.looks)
             gone = {k for look in run.looks for k in look.eliminated}
@@ -266,10 +275,11 @@ def render(payload: dict[str, Any]) -> str:
         lines += [
             "## Many looks at one sweep",
             "",
-            f"A horizon of {HORIZON} questions, `front` spending. *Until decided*: a look every "
-            f"{LOOK_STEP} questions up to 200; *re-runs*: plain sweeps of "
-            f"{', '.join(map(str, RERUNS))} "
-            "questions, each a look of the same test, until one decides. *Error*: some look "
+            f"*Until decided*: a look every {LOOK_STEP} questions up to {UNTIL_MAX}, the test "
+            f"spending its error over those {UNTIL_MAX} (`{UNTIL_DECIDED_SPENDING}`); *re-runs*: "
+            f"plain sweeps of {', '.join(map(str, RERUNS))} questions of a set of {HORIZON}, "
+            f"each a look of the same test (`{DEFAULT_SPENDING}` over the {HORIZON}), until one "
+            "decides. *Error*: some look "
             "recommended a k more than the margin below the best, or ruled out the cheapest "
             "best k (promised ≤ 5% over all looks). *Some k out*: any k ruled out (in the flat "
             "scenarios every k is a best k; the promise covers the cheapest).",

@@ -10,9 +10,10 @@ looks are):
   recommended k is more than the margin below the best (the rule's stated error is 5%), how
   often it settles, and the share of answers saved against a fixed sweep of the same maximum;
 - ``replay``: each spending function on the large sweeps of ``decision_quality.py`` (their
-  per-question tables by reference F1, questions in random orders), spending over the eval
-  set's whole size as a sweep does: questions and answers used by ``--until-decided`` against
-  a fixed sweep of every question, and P(regret <= margin) by reference F1 over the sweep.
+  per-question tables by reference F1, questions in random orders), spending over the sweep's
+  questions as ``--until-decided --max-questions <the sweep's>`` does: questions and answers
+  used against a fixed sweep of every question, and P(regret <= margin) by reference F1 over
+  the sweep.
 
     python benchmarks/until_decided.py simulate [--runs 200] [--steps 20]
     python benchmarks/until_decided.py replay [--orders 100]
@@ -125,7 +126,7 @@ def replay(orders: int) -> list[dict[str, Any]]:
                 values = table.to_numpy(dtype=float)[order]
                 run = replay_sequential(
                     values, KS, margin=MARGIN, step=10, spending=spending, costs=arms.costs,
-                    horizon=sweep.horizon, n_resamples=500, seed=seed,
+                    horizon=len(values), n_resamples=500, seed=seed,
                 )  # fmt: skip
                 found = run.recommendation
                 picks.append(found.recommended_k or found.best_k_by_mean or KS[0])
@@ -139,7 +140,7 @@ def replay(orders: int) -> list[dict[str, Any]]:
                     "spending": spending,
                     "orders": orders,
                     "questions": len(table),
-                    "horizon": sweep.horizon,
+                    "horizon": len(table),
                     "median_questions_used": float(np.median(used)),
                     "mean_answers_used": float(np.mean(answers)),
                     "answers_fixed": len(table) * len(KS),

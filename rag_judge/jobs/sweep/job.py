@@ -34,6 +34,7 @@ from rag_judge.jobs.sweep.in_process import sweep_in_process
 from rag_judge.jobs.sweep.looks_store import (
     NOT_RECORDED,
     load_looks,
+    new_test,
     record_key,
     record_path,
     save_looks,
@@ -42,7 +43,7 @@ from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress
-from rag_judge.jobs.sweep.until_decided import sweep_until_decided
+from rag_judge.jobs.sweep.until_decided import questions_allowed, sweep_until_decided
 from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
 from rag_judge.runtime.executors.batched import Stage
@@ -86,7 +87,9 @@ async def sweep_job(
         )
     whole = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
     where = record_path(session, record_key(whole, options, session))
-    looks = load_looks(where, len(whole.queries), options)
+    loaded = _loaded(whole, options)
+    horizon = questions_allowed(loaded, options) if options.until_decided else len(whole.queries)
+    looks = load_looks(where, horizon, options)
     if not in_process:
         run = await _sweep(eval_set, session, options, executor, events)
         result = decided(
@@ -95,10 +98,9 @@ async def sweep_job(
         save_looks(where, result.decision.looks if result.decision else None)
         return replace(run, result=result)
     # In process, reasons are written afterwards for the rows the report shows (explain.py).
-    loaded = _loaded(whole, options)
     unreasoned = replace(options, judge=replace(options.judge, reasons=False))
     if options.until_decided:
-        within = looks or SweepLooks(len(whole.queries), 1 - options.confidence, options.spending)
+        within = looks or new_test(horizon, options)
         swept, record, within = await sweep_until_decided(
             loaded, session, unreasoned, within, events
         )

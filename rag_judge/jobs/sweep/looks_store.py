@@ -1,11 +1,12 @@
 """Where a sweep's test lives between runs: one JSON file per sweep, beside the response cache.
 
 Every run of the same sweep (the same eval set, ks, objective, judges, RAG under test, models,
-judging path, confidence and spending; not its ``--limit``, margin or way of running) is a look
-of one test (:class:`~rag_judge.jobs.sweep.decision.looks.SweepLooks`): its record is read
-before the decision and written after it, so a re-run with more questions spends what is left of
-the error rather than the whole of it again. The margin is not part of the key: the bounds hold
-for every margin at once, so a margin chosen after a look costs no coverage. A sweep without a
+judging path and confidence; not its ``--limit``, margin or way of running, plain or until
+decided) is a look of one test (:class:`~rag_judge.jobs.sweep.decision.looks.SweepLooks`): its
+record is read before the decision and written after it, so a re-run with more questions spends
+what is left of the error rather than the whole of it again. The first run fixes the test's
+horizon and spending (:func:`new_test`). The margin is not part of the key: the bounds hold for
+every margin at once, so a margin chosen after a look costs no coverage. A sweep without a
 response cache keeps no record, and its decision says so.
 """
 
@@ -51,7 +52,6 @@ def record_key(eval_set: EvalSet, options: SweepOptions, session: Session) -> st
         "judge": session.settings.judge_model,
         "mode": options.judge.mode,
         "confidence": options.confidence,
-        "spending": options.spending,
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
 
@@ -63,8 +63,15 @@ def record_path(session: Session, key: str) -> Path | None:
     return session.cache.path.parent / FOLDER / f"{key}.json"
 
 
+def new_test(horizon: int, options: SweepOptions) -> SweepLooks:
+    """A sweep's first look opens its test: the error spent over ``horizon`` questions (the eval
+    set's for a plain sweep, those a run until decided may use) as :attr:`SweepOptions.
+    test_spending` says. Later runs keep both: the first run fixes its test."""
+    return SweepLooks(horizon, 1 - options.confidence, options.test_spending)
+
+
 def load_looks(path: Path | None, horizon: int, options: SweepOptions) -> SweepLooks | None:
-    """The sweep's looks: its record if one was written, else a new one over ``horizon``
+    """The sweep's looks: its record if one was written, else a new test over ``horizon``
     questions (None without a file to keep it in).
 
     Raises:
@@ -73,7 +80,7 @@ def load_looks(path: Path | None, horizon: int, options: SweepOptions) -> SweepL
     if path is None:
         return None
     if not path.exists():
-        return SweepLooks(horizon, 1 - options.confidence, options.spending)
+        return new_test(horizon, options)
     try:
         return SweepLooks.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, InputError) as error:

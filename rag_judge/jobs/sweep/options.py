@@ -22,6 +22,7 @@ from rag_judge.jobs.sweep.decision.defaults import (
     DEFAULT_SPENDING,
     DEFAULT_STEP,
     SPENDINGS,
+    UNTIL_DECIDED_SPENDING,
     Spending,
     check_margin,
 )
@@ -83,8 +84,10 @@ class SweepOptions:
     as ``"30m"`` or ``"200k-tokens"`` is parsed)."""
     step: int = DEFAULT_STEP
     """``until_decided``: questions added between two looks."""
-    spending: Spending = DEFAULT_SPENDING
-    """``until_decided``: how the error is spent across looks."""
+    spending: Spending | None = None
+    """How a new test of this sweep spends its error across looks (an existing test keeps its
+    own); None: ``front`` over the eval set's size for a plain sweep, ``obrien_fleming`` over
+    the questions it may use for a run until decided (:attr:`test_spending`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ks", _checked_ks(self.ks))
@@ -119,7 +122,7 @@ class SweepOptions:
             value = getattr(self, name)
             if value is not None and (_not_int(value) or value < 1):
                 raise InputError(f"must be a whole number >= 1, got {value!r}", field=name)
-        if self.spending not in SPENDINGS:
+        if self.spending is not None and self.spending not in SPENDINGS:
             raise InputError(
                 f"must be one of {', '.join(SPENDINGS)}, got {self.spending!r}", field="spending"
             )
@@ -131,6 +134,17 @@ class SweepOptions:
                     "--until-decided)",
                     field=given[0],
                 )
+
+    @property
+    def test_spending(self) -> Spending:
+        """How a new test of this sweep spends its error: as given, else by the way it runs.
+
+        >>> SweepOptions().test_spending, SweepOptions(until_decided=True).test_spending
+        ('front', 'obrien_fleming')
+        """
+        if self.spending is not None:
+            return self.spending
+        return UNTIL_DECIDED_SPENDING if self.until_decided else DEFAULT_SPENDING
 
     @classmethod
     def names(cls) -> frozenset[str]:

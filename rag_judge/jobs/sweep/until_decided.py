@@ -35,6 +35,12 @@ LOOK_RESAMPLES = DEFAULT_RESAMPLES
 decision agree."""
 
 
+def questions_allowed(loaded: EvalSet, options: SweepOptions) -> int:
+    """The most questions a run until decided may use: ``max_questions``, at most the set's.
+    Its test (when the run opens one) spends its error over these."""
+    return min(options.max_questions or len(loaded.queries), len(loaded.queries))
+
+
 async def sweep_until_decided(
     loaded: EvalSet,
     session: Session,
@@ -45,8 +51,8 @@ async def sweep_until_decided(
     """Sweep in batches until the decision's rule settles (see the module docstring); each look
     is one more of the sweep's ``looks``, returned with them."""
     prepared = await prepare_sweep(loaded, session, options)
-    queries = loaded.queries[: options.max_questions or len(loaded.queries)]
-    total = len(queries)
+    total = questions_allowed(loaded, options)
+    queries = loaded.queries[:total]
     events.started(total)
     active = list(options.ks)
     parts: list[SweepResult] = []
@@ -88,7 +94,7 @@ async def sweep_until_decided(
         max_questions=total,
         answers_used=answers,
         answers_fixed=total * len(options.ks),
-        spending=options.spending,
+        spending=looks.spending,
         confidence=options.confidence,
         budget="" if options.budget is None else str(options.budget),
         seconds=time.monotonic() - started,

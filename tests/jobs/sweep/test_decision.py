@@ -24,12 +24,14 @@ from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.core.errors import InputError
 from rag_judge.jobs.sweep import SweepOptions
 from rag_judge.jobs.sweep.decision import decide, decide_table
+from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice
 from rag_judge.jobs.sweep.decision.outcomes import objective_table, row_outcomes
 from rag_judge.jobs.sweep.decision.planning import plan_questions, shrunk_table
 from rag_judge.jobs.sweep.decision.recommend import recommend
 from rag_judge.jobs.sweep.decision.record import Decision
 from rag_judge.jobs.sweep.decision.refusals import refusal_indicators
+from rag_judge.jobs.sweep.looks_store import new_test
 from rag_judge.jobs.sweep.run import sweep_questions
 
 OBJECTIVE = Objective.parse("faithfulness*completeness")
@@ -397,3 +399,20 @@ def test_undecided_between_names_the_ks_that_could_still_be_recommended() -> Non
     assert not found.standing(1).candidate
     assert found.standing(1).shortfall_low > 0.05
     assert not found.standing(1).could_be_best
+
+
+def test_a_test_whose_horizon_is_spent_names_no_k_and_says_why() -> None:
+    """A run until decided opens its test over the questions it may use (O'Brien-Fleming); a
+    later look beyond that horizon has no error left to spend, and says so."""
+    opened = new_test(200, SweepOptions(until_decided=True, max_questions=200))
+    assert (opened.horizon, opened.spending, opened.taken) == (200, "obrien_fleming", ())
+    assert opened.alpha == pytest.approx(0.05)
+    assert new_test(3219, SweepOptions()).spending == "front"
+    rng = np.random.default_rng(0)
+    cells = {f"q{i}": [("巴黎", 1.0, float(rng.uniform() < 0.7))] * 3 for i in range(60)}
+    looks = SweepLooks(40, 0.05, "obrien_fleming")
+    looks = looks.with_look(40, looks.level(40, [np.eye(2)] * 3))
+    decision = decided(sweep_frame(cells), looks=looks)
+    assert decision.recommended_k is None
+    assert "spent its error over 40 questions (its horizon" in decision.sentence
+    assert "a look at 60" in decision.sentence

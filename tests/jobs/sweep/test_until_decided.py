@@ -26,6 +26,7 @@ from rag_judge.jobs.sweep.decision.defaults import SPENDINGS
 from rag_judge.jobs.sweep.decision.looks import SweepLooks, look_level, spent
 from rag_judge.jobs.sweep.decision.sequential import SequentialRecord, replay_sequential
 from rag_judge.jobs.sweep.in_process import PreparedSweep, RagUnderTest
+from rag_judge.jobs.sweep.looks_store import new_test
 from rag_judge.pipeline.base import Hit
 from rag_judge.runtime.session import open_session
 from rag_judge.runtime.settings import load_settings
@@ -61,7 +62,7 @@ def run(
         return PreparedSweep(session, RagUnderTest(CHUNKS, France(), None), None)
 
     monkeypatch.setattr(until_decided_module, "prepare_sweep", prepare)
-    looks = SweepLooks(n, 1 - options.confidence, options.spending)
+    looks = new_test(n, options)
     swept = until_decided_module.sweep_until_decided(many(n), session, options, looks)
     result, record, _ = asyncio.run(swept)
     return result, record, len(backend.requests)
@@ -80,7 +81,8 @@ def test_a_k_that_is_plainly_out_stops_being_judged_and_the_run_stops_when_settl
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result, record, _ = run(tmp_path, OPTIONS, monkeypatch)
-    assert record.eliminated_at() == {1: 20}  # k = 1 refuses every question: out by the 2nd look
+    # k = 1 refuses every question: out by the 3rd look (the test spends little at its first)
+    assert record.eliminated_at() == {1: 30}
     assert record.stop == "settled"
     assert record.questions_used < 100
     frame = result.per_question

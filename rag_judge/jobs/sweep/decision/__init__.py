@@ -22,6 +22,7 @@ from rag_judge.jobs.sweep.decision.defaults import (
     DEFAULT_MARGIN,
     DEFAULT_SPENDING,
     DEFAULT_STEP,
+    UNTIL_DECIDED_SPENDING,
 )
 from rag_judge.jobs.sweep.decision.objective import Objective, ObjectiveChoice, choose_objective
 from rag_judge.jobs.sweep.decision.recommend import KStanding, Recommendation, recommend
@@ -32,6 +33,7 @@ __all__ = [
     "DEFAULT_MARGIN",
     "DEFAULT_SPENDING",
     "DEFAULT_STEP",
+    "UNTIL_DECIDED_SPENDING",
     "Decision",
     "KStanding",
     "Objective",

@@ -203,14 +203,19 @@ def _this_look(
     if level > 0:
         return level, looks.with_look(n, level), ""
     last = max(looks.taken, key=lambda look: look.n_questions)
-    return (
-        last.alpha,
-        looks,
-        (
+    if n > last.n_questions:
+        why = (
+            f"This sweep's test spent its error over {looks.horizon} questions (its horizon, set "
+            f"by its first run) and has none left for a look at {n}, so it names no k (its bounds "
+            "are shown at the last look's level); a new test, with the error spent again, needs "
+            "the sweep's record of looks deleted."
+        )
+    else:
+        why = (
             f"This sweep's test already looked at {last.n_questions} questions; a look at {n} adds "
             "nothing to it, so it names no k (its bounds are shown at that look's level)."
-        ),
-    )
+        )
+    return last.alpha, looks, why
 
 
 def _planned(

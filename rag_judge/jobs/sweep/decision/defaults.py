@@ -37,6 +37,11 @@ Spending = Literal["front", "pocock", "obrien_fleming"]
 """How a sweep's test spends its error across looks (jobs/sweep/decision/sequential.py)."""
 SPENDINGS: Final[tuple[Spending, ...]] = ("front", "pocock", "obrien_fleming")
 DEFAULT_SPENDING: Final[Spending] = "front"
+"""How a plain sweep's new test spends its error over the eval set's size: most of it at the
+first look, as most sweeps are looked at once or twice, and some left for a re-run."""
+UNTIL_DECIDED_SPENDING: Final[Spending] = "obrien_fleming"
+"""How a run until decided's new test spends its error over the questions it may use: almost
+nothing at its first looks, nearly all by its last (its looks come every few questions)."""
 FRONT_POWER: Final = 0.1
 """``front`` spending: ``alpha * t ** FRONT_POWER`` of the error by information fraction t."""
 DEFAULT_STEP: Final = 10
