@@ -289,6 +289,7 @@ def plans(args: tuple[str, str, int, int]) -> dict[str, Any]:
         "set": name,
         "n": n,
         "objective": objective,
+        "subsets": subsets,
         "undecided": undecided,
         "planned": len(asked),
         "median_asked": float(np.median(asked)) if asked else None,
@@ -387,7 +388,9 @@ def _all_pairs_run(
 STAGES = ("until_decided", "decisions", "margins", "plans")
 
 
-def replay(subsets: int, orders: int, only: Sequence[str] = STAGES) -> dict[str, Any]:
+def replay(
+    subsets: int, orders: int, only: Sequence[str] = STAGES, plan_subsets: int | None = None
+) -> dict[str, Any]:
     """Every measurement of the module docstring, two processes at a time. Each finished stage
     is kept in ``results/decision_quality.partial.json`` (for these subsets and orders), so an
     interrupted replay goes on from the stage it was in."""
@@ -413,12 +416,7 @@ def replay(subsets: int, orders: int, only: Sequence[str] = STAGES) -> dict[str,
         ),
         "plans": (
             plans,
-            [
-                (s, o, n, subsets)
-                for s in SETS
-                for o in sorted({default[s], OBJECTIVES[0]})
-                for n in SIZES
-            ],
+            [(s, default[s], n, plan_subsets or subsets) for s in SETS for n in SIZES],
         ),
     }
     with ProcessPoolExecutor(max_workers=2) as pool:
@@ -499,14 +497,15 @@ def render(payload: dict[str, Any]) -> str:
         "",
         '## "About N questions would settle it", checked as a second look',
         "",
-        "| set | n | objective | undecided | planned | median N | N beyond the sweep "
+        "| set | n | objective | subsets | undecided | planned | median N | N beyond the sweep "
         "| settled at N |",
-        "|---|---:|---|---:|---:|---:|---:|---|",
+        "|---|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     for r in payload["plans"]:
         median = "" if r["median_asked"] is None else f"{r['median_asked']:,.0f}"
         lines.append(
-            f"| {r['set']} | {r['n']} | `{r['objective']}` | {r['undecided']} | {r['planned']} "
+            f"| {r['set']} | {r['n']} | `{r['objective']}` | {r.get('subsets', '')} "
+            f"| {r['undecided']} | {r['planned']} "
             f"| {median} | {r['asked_beyond_the_sweep']} "
             f"| {shown(r['settled_at_the_plan'], 2)} |"
         )
@@ -579,6 +578,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--only", nargs="+", choices=STAGES, default=list(STAGES),
         help="run these stages and keep the others from the last results",
     )  # fmt: skip
+    again.add_argument("--plan-subsets", type=int, help="subsets per size for the plans")
     args = parser.parse_args(argv)
     if args.command == "sweep":
         run_sweep(args.set, args.limit)
@@ -594,7 +594,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "machine": machine_info(),
         "subsets": args.subsets,
         "orders": args.orders,
-        **replay(args.subsets, args.orders, args.only),
+        **replay(args.subsets, args.orders, args.only, args.plan_subsets),
     }
     payload["seconds"] = round(time.perf_counter() - started, 1)
     (RESULTS / "decision_quality.json").write_text(

@@ -297,6 +297,11 @@ def render(payload: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _row_key(section: str, row: dict[str, Any]) -> tuple[str, Any]:
+    """What a new row replaces: the same scenario at the same rho (fixed) or kind (looks)."""
+    return row["scenario"], row["rho"] if section == "fixed" else row["kind"]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -313,18 +318,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     looks_parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     args = parser.parse_args(argv)
     path = RESULTS / "decision_simulation.json"
-    payload = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    payload["machine"] = machine_info()
-    if args.command == "fixed":
+    section = args.command
+    if section == "fixed":
         fresh = fixed(args.runs, args.resamples, args.rho, args.scenarios)
-        done = {(r["scenario"], r["rho"]) for r in fresh}
-        kept = [r for r in payload.get("fixed", []) if (r["scenario"], r["rho"]) not in done]
-        payload["fixed"] = kept + fresh
     else:
         fresh = looks(args.runs, args.resamples, args.kinds)
-        done = {(r["scenario"], r["kind"]) for r in fresh}
-        kept = [r for r in payload.get("looks", []) if (r["scenario"], r["kind"]) not in done]
-        payload["looks"] = kept + fresh
+    done = {_row_key(section, r) for r in fresh}
+    # read at the end: another section may have been written meanwhile
+    payload = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    payload["machine"] = machine_info()
+    kept = [r for r in payload.get(section, []) if _row_key(section, r) not in done]
+    payload[section] = kept + fresh
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     (RESULTS / "decision_simulation.md").write_text(render(payload), encoding="utf-8")
 

@@ -18,9 +18,9 @@ question and two ks. The same job from the shell is `rag-judge sweep cmrc2018_zh
 from pathlib import Path
 
 from rag_judge.data.eval_sets import load_eval_set
-from rag_judge.report.sweep_report import write_sweep_report
 from rag_judge.jobs.sweep.job import asweep
 from rag_judge.jobs.sweep.plan import parse_ks
+from rag_judge.report.sweep_report import write_sweep_report
 
 EVAL_SET = os.environ.get("SWEEP_EVAL_SET", "cmrc2018_zh")
 LIMIT = int(os.environ.get("SWEEP_LIMIT", "3"))

@@ -19,7 +19,7 @@ from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
-from rag_judge.jobs.sweep.decision.objective import default_objective
+from rag_judge.jobs.sweep.decision.objective import default_objective, with_free_parts
 from rag_judge.jobs.sweep.judging import QuestionRunner
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.plan import plan_sweep
@@ -89,7 +89,9 @@ async def sweep_questions(
             or what the external RAG's source reports.
     """
     options = options or SweepOptions()
-    plan = plan_sweep(eval_set, options.ks, options.metrics, has_embedder=embedder is not None)
+    objective = options.objective or default_objective(eval_set.reference_kind)
+    metrics = with_free_parts(options.metrics, objective)
+    plan = plan_sweep(eval_set, options.ks, metrics, has_embedder=embedder is not None)
     queries = list(eval_set.queries)
     if rag is not None:
         if retriever is not None or chunks is not None:
@@ -134,7 +136,7 @@ async def sweep_questions(
         questions={q.id: q.question for q in queries},
         retrieved={qid: tuple(ids) for qid, ids in got.ids.items()},
         passages={q.id: tuple(got.texts[q.id]) for q in queries},
-        objective=options.objective or default_objective(eval_set.reference_kind),
+        objective=objective,
         judge_mode=chosen_mode.mode,
         judge_mode_note=chosen_mode.note,
     )

@@ -12,7 +12,7 @@ whose calls failed is not replaced by a fallback: the decision names no k and sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -84,6 +84,19 @@ class Objective:
     def judges_answer(self) -> bool:
         """True when a part is a judge, so the answer (and a refusal) is what is valued."""
         return any(name in JUDGES for name in self.parts)
+
+
+def with_free_parts(metrics: Sequence[str], objective: Objective) -> tuple[str, ...]:
+    """``metrics`` and the objective's parts that cost no model call (reference F1, exact
+    match): a sweep decided by them measures them, asked for or not.
+
+    >>> with_free_parts(("faithfulness",), Objective.parse("answer_f1"))
+    ('faithfulness', 'answer_f1')
+    >>> with_free_parts(("faithfulness",), Objective.parse("faithfulness*completeness"))
+    ('faithfulness',)
+    """
+    free = [p for p in objective.parts if p in JUDGES and not JUDGES[p].uses_model]
+    return (*metrics, *(p for p in free if p not in metrics))
 
 
 DEFAULT = Objective.parse(DEFAULT_OBJECTIVE)
