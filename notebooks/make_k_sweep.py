@@ -67,7 +67,7 @@ compared with the best on the same questions, with one-sided bounds that hold to
 the recommendation is the cheapest k within the margin (0.05) of the best, or an honest
 "undecided between ..." with how many questions would settle it with 80% probability."""),
     code("""decision = result.decision
-print(decision.headline)
+print(decision.headline, "by", decision.objective.used)
 print(decision.sentence)"""),
     code("""import pandas as pd
 
