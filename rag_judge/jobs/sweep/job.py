@@ -257,8 +257,8 @@ async def asweep(
     >>> model = register(ScriptedBackend(respond=lambda r: "光荣和ω-force", name="scripted/a"))
     >>> result = asyncio.run(asweep("cmrc2018_zh", limit=2, ks=[1, 2], metrics=["exact_match"],
     ...                             model=model, cache=False))
-    >>> str(result.decision.objective.used), result.decision.n_questions
-    ('exact_match', 2)
+    >>> str(result.decision.objective.used), result.decision.n_questions  # F1 costs no call
+    ('answer_f1', 2)
     """
     if options is not None and values:
         raise InputError(
