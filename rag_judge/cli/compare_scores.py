@@ -123,7 +123,9 @@ def _run_compare_scores(
         bounds=bounds,
         on="ci_low" if gate.gate_on == "ci-low" else "mean",
         comparison=comparison if gate.fail_if_worse else None,
+        base=before,
         margin=gate.margin,
+        allow_unjudged=gate.allow_unjudged,
         n_resamples=options.resamples,
         seed=options.seed,
     )

@@ -39,6 +39,7 @@ class ScoreGate:
     on: str
     baseline: ScoreFile | None
     margin: float
+    allow_unjudged: bool
 
     @classmethod
     def check(cls, metrics: Sequence[str], gate: GateArgs, baseline: Path | None) -> ScoreGate:
@@ -72,7 +73,7 @@ class ScoreGate:
                 )
             for name in shared:  # every value checked now, not after the judging
                 base.scores(name)
-        return cls(bounds, gate.gate_on, base, gate.margin)
+        return cls(bounds, gate.gate_on, base, gate.margin, gate.allow_unjudged)
 
     @property
     def asked(self) -> bool:
@@ -90,4 +91,12 @@ class ScoreGate:
         if self.baseline is not None:
             comparison = compare_scores(self.baseline, new)
         on: GateOn = "ci_low" if self.on == "ci-low" else "mean"
-        return run_gate(new, bounds=self.bounds, on=on, comparison=comparison, margin=self.margin)
+        return run_gate(
+            new,
+            bounds=self.bounds,
+            on=on,
+            comparison=comparison,
+            base=self.baseline,
+            margin=self.margin,
+            allow_unjudged=self.allow_unjudged,
+        )

@@ -27,6 +27,8 @@ MODEL_OPTIONS: dict[str, dict[str, Any]] = {
     "judge": {},
     "embeddings": {},
     "base_url": {},
+    "generator_base_url": {},
+    "judge_base_url": {},
     "concurrency": {"type": click.IntRange(min=1)},
     "threads": {"type": click.IntRange(min=1)},
 }
@@ -136,7 +138,8 @@ def scale_out_options(unit: str) -> Callable[[F], F]:
 
 
 def gate_options(command: F) -> F:
-    """``--fail-under``, ``--gate-on``, ``--fail-if-worse``, ``--margin`` and ``--junit``."""
+    """``--fail-under``, ``--gate-on``, ``--fail-if-worse``, ``--margin``,
+    ``--allow-unjudged`` and ``--junit``."""
     return _added(
         command,
         [
@@ -166,6 +169,13 @@ def gate_options(command: F) -> F:
                 default=0.0,
                 show_default=True,
                 help="--fail-if-worse: a drop counts only when the whole CI lies below -MARGIN.",
+            ),
+            click.option(
+                "--allow-unjudged",
+                is_flag=True,
+                help="Let the gate pass when some gated rows could not be judged (a model call "
+                "failed after its retries); they are still counted. Without it such rows fail "
+                "the gate.",
             ),
             click.option(
                 "--junit",

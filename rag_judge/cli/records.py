@@ -86,12 +86,14 @@ class ScaleOutArgs:
 
 @dataclass(frozen=True)
 class GateArgs:
-    """``--fail-under``, ``--gate-on``, ``--fail-if-worse``, ``--margin`` and ``--junit``."""
+    """``--fail-under``, ``--gate-on``, ``--fail-if-worse``, ``--margin``,
+    ``--allow-unjudged`` and ``--junit``."""
 
     fail_under: str | None
     gate_on: str
     fail_if_worse: bool
     margin: float
+    allow_unjudged: bool
     junit: Path | None
 
     @classmethod

@@ -117,7 +117,7 @@ class SweepArgs:
     metavar="SPEC",
     help="Sweep your own RAG: module:attr (a function, a LangChain retriever or chain, a "
     "LlamaIndex retriever or query engine), a .jsonl of retrievals (and answers), or an "
-    "http(s):// endpoint; --retriever and --rerank do not apply.",
+    "http(s):// endpoint; --retriever, --rerank and --rerank-depth do not apply (refused).",
 )
 @metrics_option
 @limit_option("Sweep only the first N questions.")
@@ -181,7 +181,10 @@ class SweepArgs:
     judge="The model that judges, when it is not --model (a model judging its own answers "
     "favours them: the report warns when they are one model).",
     embeddings="Embedder for answer relevancy and dense retrieval.",
-    base_url=BASE_URL_HELP,
+    base_url=BASE_URL_HELP + " Generator, judge and embedder, unless one has its own.",
+    generator_base_url="The generator's server, when it is not --base-url (say, your RAG's "
+    "model on a vLLM server; without either, the provider's own, e.g. OPENAI_BASE_URL).",
+    judge_base_url="The judge's server, when it is not --base-url.",
     concurrency=CONCURRENCY_HELP,
 )
 @click.option(
@@ -240,6 +243,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     from rag_judge.core.errors import InputError
     from rag_judge.data.eval_sets import load_eval_set
     from rag_judge.jobs.sweep.options import STATE_FILE, SweepOptions
+    from rag_judge.jobs.sweep.plan import check_objective_fits
     from rag_judge.report.sweep_report import FILES as REPORT_FILES
     from rag_judge.runtime.outputs import check_distinct, check_output_folder
 
@@ -263,6 +267,8 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
         )
     target = options.scale.target(options.no_cache, settings, generator=True)
     loaded = load_eval_set(options.eval_set)
+    if job.objective is not None:
+        check_objective_fits(loaded, job.objective.parts)
     check_output_folder(output)
     rag_file = Path(rag) if rag and not rag.startswith(("http://", "https://")) else None
     check_distinct(

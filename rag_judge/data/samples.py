@@ -201,6 +201,8 @@ def _normalise(field: str, value: Any, column: str, where: Where) -> Any:
 def _text(value: Any, column: str, where: Where) -> str | None:
     if value is None or isinstance(value, str):
         return value if value and value.strip() else None
+    if isinstance(value, float) and not math.isfinite(value):  # JSON's Infinity: no text
+        raise where.error(f"expected a string, got the number {value}", field=column)
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     raise where.error(f"expected a string, got {describe(value)}", field=column)

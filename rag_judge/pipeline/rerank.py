@@ -219,6 +219,22 @@ class RerankedRetriever:
         return await self.reranker.rerank(batch, candidates, k)
 
 
+def check_rerank_spec(spec: str) -> str:
+    """``spec`` when it names a reranker (``llm``, or a path that exists): checked where the
+    options are read, before any index is built or any model is called.
+
+    Raises:
+        InputError: any other spec (the message lists the choices).
+    """
+    if spec == LLM_SPEC or Path(spec).expanduser().exists():
+        return spec
+    raise InputError(
+        f"unknown reranker {spec!r}: use 'llm' (the model's P(yes)) or the path of a local "
+        "sentence-transformers cross-encoder directory (no such path exists)",
+        field="rerank",
+    )
+
+
 def reranker_from_spec(
     spec: str, *, client: ModelClient | None, chunk_texts: Mapping[str, str]
 ) -> Reranker:
@@ -227,14 +243,8 @@ def reranker_from_spec(
     Raises:
         InputError: any other spec (the message lists the choices), or ``llm`` without a client.
     """
-    if spec == LLM_SPEC:
+    if check_rerank_spec(spec) == LLM_SPEC:
         if client is None:
             raise InputError("the llm reranker needs a model client", field="rerank")
         return LLMReranker(client, chunk_texts)
-    if Path(spec).expanduser().exists():
-        return CrossEncoderReranker(spec, chunk_texts)
-    raise InputError(
-        f"unknown reranker {spec!r}: use 'llm' (the model's P(yes)) or the path of a local "
-        "sentence-transformers cross-encoder directory (no such path exists)",
-        field="rerank",
-    )
+    return CrossEncoderReranker(spec, chunk_texts)

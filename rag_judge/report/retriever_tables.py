@@ -155,9 +155,9 @@ def to_markdown(header: Sequence[str], rows: Rows) -> str:
 
 def comparison_markdown(comparison: RetrieverComparison) -> str:
     """Every table under a heading, then why by-id and by-text differ."""
-    parts = [f"# Retriever comparison: {comparison.eval_set}\n"]
+    parts = [f"# Retriever comparison: {markdown_text(comparison.eval_set)}\n"]
     for table in display_tables(comparison, split_main=False):
-        parts.append(f"## {table.title}\n\n{to_markdown(table.header, table.rows)}")
+        parts.append(f"## {markdown_text(table.title)}\n\n{to_markdown(table.header, table.rows)}")
     parts.append(f"## By id and by text\n\n{comparison.note}\n")
     return "\n".join(parts)
 

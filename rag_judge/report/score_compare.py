@@ -150,14 +150,17 @@ def render_markdown(comparison: ScoreComparison, checks: list[Check] | None = No
     lines = [
         "# Score comparison",
         "",
-        f"BASE `{comparison.base}`, NEW `{comparison.new}`: {len(comparison.only_base)} rows "
-        f"only in BASE, {len(comparison.only_new)} only in NEW; up to {paired} rows scored in "
-        "both and compared pairwise.",
+        f"BASE {_code(comparison.base)}, NEW {_code(comparison.new)}: "
+        f"{len(comparison.only_base)} rows only in BASE, {len(comparison.only_new)} only in NEW; "
+        f"up to {paired} rows scored in both and compared pairwise.",
         "",
     ]
     columns = header(comparison)
     lines += ["| " + " | ".join(columns) + " |", "|---" + "|---:" * (len(columns) - 1) + "|"]
-    lines += ["| " + " | ".join(metric_cells(m)) + " |" for m in comparison.metrics]
+    lines += [
+        "| " + " | ".join([markdown_text(m.metric), *metric_cells(m)[1:]]) + " |"
+        for m in comparison.metrics
+    ]
     lines.append("")
     spreads = [spread_sentence(m) for m in comparison.metrics if m.base_spread or m.new_spread]
     if spreads:
@@ -169,7 +172,11 @@ def render_markdown(comparison: ScoreComparison, checks: list[Check] | None = No
         ]
     if checks:
         lines += ["## Gate", ""]
-        lines += [f"- **{'pass' if c.passed else 'FAIL'}** {c.name}: {c.message}" for c in checks]
+        lines += [
+            f"- **{'pass' if c.passed else 'FAIL'}** {markdown_text(c.name)}: "
+            f"{markdown_text(c.message)}"
+            for c in checks
+        ]
         lines.append("")
     lines += ["## Not compared", ""]
     listed = False
@@ -187,7 +194,7 @@ def render_markdown(comparison: ScoreComparison, checks: list[Check] | None = No
                 else ""
             )
             count = f"{len(ids)} rows, " if len(ids) > 1 else ""
-            lines.append(f"- {found.metric}: {count}{reason}: {shown}{more}")
+            lines.append(f"- {markdown_text(found.metric)}: {count}{reason}: {shown}{more}")
             listed = True
     if not listed:
         lines.append("- none: every row was scored in both files")
@@ -195,7 +202,7 @@ def render_markdown(comparison: ScoreComparison, checks: list[Check] | None = No
     for found in comparison.metrics:
         if not found.changed:
             continue
-        lines += [f"### {found.metric}", ""]
+        lines += [f"### {markdown_text(found.metric)}", ""]
         for change in found.changed:
             question = f": {markdown_text(change.question)}" if change.question else ""
             moved = f"{change.base:.3f} → {change.new:.3f} ({change.change:+.3f})"

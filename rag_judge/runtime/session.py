@@ -64,32 +64,43 @@ class Session:
         """The judge's chat client (the settings' ``judge_model``), with the cache, call policy
         and ledger."""
         if self._client is None:
-            self._client = self._chat_client(self.settings.judge_model)
+            self._client = self._chat_client(self.settings.judge_model, self.settings.judge_server)
         return self._client
 
     @property
     def generator(self) -> ModelClient:
-        """The generator's chat client (``generator_model``): the judge's own client when both
-        are one model, so a local model is loaded once."""
+        """The generator's chat client (``generator_model`` at ``generator_server``): the
+        judge's own client when both are one model on one server, so a local model is loaded
+        once."""
         if self._generator is None:
-            same = self.settings.generator_model == self.settings.judge_model
-            if same or (self._client is not None and self.settings.generator is None):
+            settings = self.settings
+            same = (settings.generator_model, settings.generator_server) == (
+                settings.judge_model,
+                settings.judge_server,
+            )
+            if same or (self._client is not None and not self.has_own_generator):
                 self._generator = self.client
             else:
-                self._generator = self._chat_client(self.settings.generator_model)
+                self._generator = self._chat_client(
+                    settings.generator_model, settings.generator_server
+                )
         return self._generator
 
-    def _chat_client(self, name: str) -> ModelClient:
-        backend = chat_backend(name, self.build_args)
+    @property
+    def has_own_generator(self) -> bool:
+        """True when the settings name a generator, or a server for it, apart from the judge."""
+        settings = self.settings
+        return settings.generator is not None or settings.generator_base_url is not None
+
+    def _chat_client(self, name: str, server: str | None) -> ModelClient:
+        backend = chat_backend(name, self.build_args(server))
         return ModelClient(backend, cache=self.cache, policy=self.policy, ledger=self.ledger)
 
-    @property
-    def build_args(self) -> BuildArgs:
-        """What the settings say about building a backend (server, JSON mode, threads)."""
+    def build_args(self, server: str | None) -> BuildArgs:
+        """What the settings say about building a backend served at ``server`` (JSON mode,
+        threads)."""
         return BuildArgs(
-            base_url=self.settings.base_url,
-            json_mode=self.settings.json_mode,
-            threads=self.settings.threads,
+            base_url=server, json_mode=self.settings.json_mode, threads=self.settings.threads
         )
 
     @property

@@ -1,12 +1,15 @@
 """Settings from arguments, the environment and a config file, in that order of precedence.
 
 Environment: ``RAG_JUDGE_MODEL``, ``RAG_JUDGE_GENERATOR``, ``RAG_JUDGE_JUDGE``,
-``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``, ``RAG_JUDGE_JSON_MODE``,
+``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``, ``RAG_JUDGE_GENERATOR_BASE_URL``,
+``RAG_JUDGE_JUDGE_BASE_URL``, ``RAG_JUDGE_JSON_MODE``,
 ``RAG_JUDGE_CACHE_DIR``, ``RAG_JUDGE_CONCURRENCY``, ``RAG_JUDGE_TIMEOUT``,
 ``RAG_JUDGE_MAX_ATTEMPTS``, ``RAG_JUDGE_THREADS`` and ``RAG_JUDGE_CONFIG`` (the config file).
-Config file (TOML): the first of ``$RAG_JUDGE_CONFIG``, ``./rag_judge.toml`` and the user
-config directory's ``config.toml``; keys as the field names below, at top level or under
-``[rag_judge]``. API keys are never read from or written to files: they come from the
+Config file (TOML): the first of ``$RAG_JUDGE_CONFIG``, ``./rag_judge.toml``, a
+``./pyproject.toml`` with a ``[tool.rag_judge]`` table, and the user config directory's
+``config.toml``; keys as the field names below, at top level or under ``[rag_judge]`` (in
+``pyproject.toml``: under ``[tool.rag_judge]``). A table it does not read is refused, never
+silently ignored. API keys are never read from or written to files: they come from the
 provider's own environment variables (``OPENAI_API_KEY`` ...).
 """
 
@@ -51,6 +54,11 @@ class Settings:
     """Embedding model, ``provider/model``."""
     base_url: str | None = None
     """OpenAI-compatible server for ``openai/`` and ``litellm/`` models (None: provider's)."""
+    generator_base_url: str | None = None
+    """The generator's server, when it is not ``base_url`` (a RAG's model on a vLLM server,
+    the judge on an API)."""
+    judge_base_url: str | None = None
+    """The judge's server, when it is not ``base_url``."""
     json_mode: str = "auto"
     """How JSON schemas are sent to a server (``rag_judge.backends.types.JSON_MODES``)."""
     cache_dir: Path = field(default_factory=default_cache_dir)
@@ -74,6 +82,17 @@ class Settings:
     def judge_model(self) -> str:
         """The model that judges: ``judge``, else ``model``."""
         return self.judge or self.model
+
+    @property
+    def generator_server(self) -> str | None:
+        """Where the generator is served: ``generator_base_url``, else ``base_url``, else
+        None (the provider's own, e.g. ``OPENAI_BASE_URL``)."""
+        return self.generator_base_url or self.base_url
+
+    @property
+    def judge_server(self) -> str | None:
+        """Where the judge is served: ``judge_base_url``, else ``base_url``, else None."""
+        return self.judge_base_url or self.base_url
 
     @property
     def cache_path(self) -> Path:
@@ -115,12 +134,20 @@ def load_settings(
 
 def _layer(values: dict[str, Any], higher: Mapping[str, Any]) -> None:
     """Put a higher-precedence source's values over ``values``. ``model`` is the shorthand for
-    generator and judge: set at a higher level, it replaces a generator or judge set below."""
-    if "model" in higher:
-        for role in ("generator", "judge"):
-            if role not in higher:
-                values.pop(role, None)
+    generator and judge, and ``base_url`` for their servers: set at a higher level, each
+    replaces a role's own value set below."""
+    for shorthand, roles in _SHORTHANDS.items():
+        if shorthand in higher:
+            for role in roles:
+                if role not in higher:
+                    values.pop(role, None)
     values.update(higher)
+
+
+_SHORTHANDS = {
+    "model": ("generator", "judge"),
+    "base_url": ("generator_base_url", "judge_base_url"),
+}
 
 
 def _config_path(explicit: str | Path | None, env: Mapping[str, str]) -> Path | None:
@@ -133,11 +160,29 @@ def _config_path(explicit: str | Path | None, env: Mapping[str, str]) -> Path | 
         return _config_path(env[ENV_PREFIX + "CONFIG"], {})
     for candidate in (
         Path("rag_judge.toml"),
+        Path(PYPROJECT),
         Path(platformdirs.user_config_dir("rag_judge")) / "config.toml",
     ):
-        if candidate.is_file():
+        if candidate.is_file() and (candidate.name != PYPROJECT or _has_tool_table(candidate)):
             return candidate
     return None
+
+
+PYPROJECT = "pyproject.toml"
+"""A project's own file: read only for its ``[tool.rag_judge]`` table."""
+
+
+def _has_tool_table(path: Path) -> bool:
+    """Whether a ``pyproject.toml`` has a ``[tool.rag_judge]`` table (a plain look at its text:
+    a project's file that is not ours is not parsed, so its mistakes are not ours to report)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return any(
+        line.strip().replace(" ", "").startswith(("[tool.rag_judge]", "[tool.rag_judge."))
+        for line in text.splitlines()
+    )
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -145,13 +190,9 @@ def _read_config(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"invalid TOML: {error}", source=str(path)) from None
-    if (secret := _secret_key(data)) is not None:
-        raise InputError(
-            "API keys are read from the environment only (e.g. OPENAI_API_KEY), "
-            "never from a config file",
-            source=str(path),
-            field=secret,
-        )
+    if path.name == PYPROJECT:
+        return _read_pyproject(data, path)
+    _refuse_secrets(data, path)
     table = data.get("rag_judge", data)
     if table is not data:
         loose = [k for k, v in data.items() if k != "rag_judge" and not isinstance(v, dict)]
@@ -161,6 +202,38 @@ def _read_config(path: Path) -> dict[str, Any]:
                 source=str(path),
                 field=loose[0],
             )
+    for name, value in data.items():
+        if name != "rag_judge" and isinstance(value, dict):
+            where = " ([tool.rag_judge] is read from pyproject.toml)" if name == "tool" else ""
+            raise InputError(
+                f"the table [{name}] is not read: settings go at the top level or in the "
+                f"[rag_judge] table{where}",
+                source=str(path),
+                field=name,
+            )
+    return _settings_of(table, path)
+
+
+def _read_pyproject(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """The ``[tool.rag_judge]`` table of a project's ``pyproject.toml`` (the rest is not ours)."""
+    tool = data.get("tool")
+    table = tool.get("rag_judge") if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        raise InputError("has no [tool.rag_judge] table", source=str(path))
+    _refuse_secrets(table, path, "tool.rag_judge.")
+    for name, value in table.items():
+        if isinstance(value, dict):
+            raise InputError(
+                f"the table [tool.rag_judge.{name}] is not read: settings go in "
+                "[tool.rag_judge] itself",
+                source=str(path),
+                field=f"tool.rag_judge.{name}",
+            )
+    return _settings_of(table, path)
+
+
+def _settings_of(table: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """The settings a config table holds, each converted and checked."""
     out: dict[str, Any] = {}
     for name, value in table.items():
         if name not in _FIELDS:
@@ -169,6 +242,17 @@ def _read_config(path: Path) -> dict[str, Any]:
             )
         out[name] = _convert(name, value, source=str(path))
     return out
+
+
+def _refuse_secrets(table: Mapping[str, Any], path: Path, prefix: str = "") -> None:
+    """Refuse a config table that holds anything like an API key, naming its dotted key."""
+    if (secret := _secret_key(table, prefix)) is not None:
+        raise InputError(
+            "API keys are read from the environment only (e.g. OPENAI_API_KEY), "
+            "never from a config file",
+            source=str(path),
+            field=secret,
+        )
 
 
 def _secret_key(table: Mapping[str, Any], prefix: str = "") -> str | None:
@@ -191,7 +275,7 @@ def _convert(name: str, value: Any, *, source: str) -> Any:
         "cache_dir": Path,
     }.get(name)
     if kind is None:
-        optional = name in ("base_url", "generator", "judge")
+        optional = name in _OPTIONAL
         if value in ("", None) and optional:
             return None
         if name in _MODEL_KINDS:
@@ -221,6 +305,9 @@ def _convert(name: str, value: Any, *, source: str) -> Any:
         )
     return converted
 
+
+_OPTIONAL = ("base_url", "generator_base_url", "judge_base_url", "generator", "judge")
+"""The settings that may be unset (None): an empty value unsets them."""
 
 _MODEL_KINDS = {"model": "chat", "generator": "chat", "judge": "chat", "embeddings": "embeddings"}
 """The settings that name a model, and of which kind: checked when read, before any call."""

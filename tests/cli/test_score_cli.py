@@ -289,6 +289,27 @@ def test_a_run_with_one_row_scored_exits_0(served: FakeOpenAIServer, tmp_path: P
     assert run.exit_code == 0, run.output
 
 
+def test_a_gate_fails_when_a_row_it_gates_could_not_be_judged(
+    served: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """One of two rows fails on the backend: the other's mean passes the bound, and the gate
+    fails all the same (an outage must not turn CI green), unless --allow-unjudged says so."""
+    served.fail_when = lambda body: "401" if "Eiffel." in json.dumps(body) else None
+    junit = tmp_path / "gate.xml"
+    args = ["--metrics", "faithfulness", "--fail-under", "faithfulness=0.9"]
+    run = score(tmp_path, served, *args, "--junit", str(junit))
+    assert run.exit_code == 1, run.output
+    assert "gate: pass faithfulness mean >= 0.900: mean 1.000" in run.output
+    assert (
+        "gate: FAIL faithfulness judged on every gated row: 1 of 2 rows of NEW could not be "
+        "judged (backend_error 1; first: "
+    ) in run.output
+    assert 'tests="2" failures="1"' in junit.read_text(encoding="utf-8")
+    allowed = score(tmp_path, served, *args, "--allow-unjudged")
+    assert allowed.exit_code == 0, allowed.output
+    assert "allowed by --allow-unjudged" in allowed.output
+
+
 def not_supported(body: dict[str, Any]) -> str:
     """Like judge_model, but every claim ends not mentioned."""
     reply = judge_model(body)

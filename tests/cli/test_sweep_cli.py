@@ -218,6 +218,43 @@ def test_a_typo_in_the_objective_fails_before_any_model_call(
     assert not (tmp_path / "cache").exists()  # not even an index was built
 
 
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--metrics", "faithfulness", "--objective", "completeness"),
+         "needs completeness, which the metrics do not measure"),
+        (("--objective", "faithfulness*completeness", "--set", "cranfield"),
+         "needs completeness, which this set cannot give ("),
+        (("--rag", "r.jsonl", "--rerank", "llm"), "not to your own RAG"),
+        (("--rerank", "/no/such/model"), "unknown reranker '/no/such/model'"),
+    ],
+)  # fmt: skip
+def test_what_cannot_apply_fails_before_any_index_or_model_call(
+    tmp_path: Path, served: FakeOpenAIServer, extra: tuple[str, ...], said: str
+) -> None:
+    """An objective the metrics or the set cannot give used to make every call and then fall
+    back; --rerank beside --rag was silently ignored."""
+    args = list(extra)
+    if "--set" in args:  # another set than run_cli's
+        at = args.index("--set")
+        name = args.pop(at + 1)
+        args.pop(at)
+        run = CliRunner().invoke(
+            main,
+            ["sweep", name, "--limit", "2", "--ks", "1-3", "--model", "openai/judge",
+             "--base-url", f"http://127.0.0.1:{served.port}/v1", "-o", str(tmp_path / "out"),
+             *args],
+            env={"RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "test-key"},
+        )  # fmt: skip
+    else:
+        run = run_cli(tmp_path, served, *args)
+    assert run.exit_code == 2, run.output
+    assert said in run.output
+    assert "building the index" not in run.output  # refused before the progress bar
+    assert served.total_calls == 0
+    assert not (tmp_path / "cache").exists()  # not even an index was built
+
+
 def test_ks_beyond_the_index_or_the_limit_fail_before_any_model_call(
     tmp_path: Path, served: FakeOpenAIServer
 ) -> None:
@@ -470,16 +507,23 @@ def test_until_decided_stops_when_settled_and_says_so(
     tmp_path: Path, served: FakeOpenAIServer
 ) -> None:
     # Every k answers alike: the ks cannot be told apart, so the rule settles on the cheapest
-    # once enough questions make the intervals narrower than the margin.
+    # once enough questions make the intervals narrower than the margin. The run's test spends
+    # its error over the questions it may use (--max-questions), O'Brien-Fleming by default.
     run = run_cli(
-        tmp_path, served, "--limit", "120", "--until-decided", "--step", "20", "--margin", "0.1"
-    )
+        tmp_path, served, "--limit", "120", "--until-decided", "--max-questions", "100",
+        "--step", "20", "--margin", "0.1",
+    )  # fmt: skip
     assert run.exit_code == 0, run.output
     decision = json.loads((tmp_path / "out" / "decision.json").read_text(encoding="utf-8"))
+    assert decision["looks"]["horizon"] == 100
+    assert decision["looks"]["spending"] == "obrien_fleming"
     sequential = decision["sequential"]
     assert sequential["stop"] == "settled"
     assert decision["recommended_k"] == 1
-    assert sequential["questions_used"] < 120
+    assert sequential["questions_used"] < 100
+    assert [look["n_questions"] for look in decision["looks"]["taken"]][-1] == (
+        sequential["questions_used"]
+    )
     assert sequential["questions_used"] % 20 == 0
     assert "Until decided:" in decision["sentence"]
     frame = pd.read_parquet(tmp_path / "out" / "per_question.parquet")
@@ -575,3 +619,17 @@ def test_a_rerun_with_more_questions_is_a_second_look_of_the_same_test(
     alone = decided("--limit", "4", "--no-cache")
     assert alone["looks"] is None
     assert "its confidence holds for this look alone" in alone["sentence"]
+
+
+def test_a_rag_module_with_a_syntax_error_is_one_line_and_exit_2(
+    tmp_path: Path, served: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mistake in your own --rag module ends like any input error: one line naming the file
+    and line, exit 2, no traceback, no model call."""
+    (tmp_path / "typo_rag.py").write_text("def search(question, k)\n    return []\n")
+    monkeypatch.chdir(tmp_path)
+    run = run_cli(tmp_path, served, "--rag", "typo_rag:search")
+    assert run.exit_code == 2, run.output
+    assert f"SyntaxError: expected ':' (at {tmp_path / 'typo_rag.py'}:1)" in run.output
+    assert "Traceback" not in run.output
+    assert served.total_calls == 0

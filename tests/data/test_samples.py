@@ -220,6 +220,8 @@ def test_bad_rows_name_row_and_field(rows: list[Any], expected: str) -> None:
             r"r\.txt: unknown file type '\.txt': use one of \.jsonl, \.json",
         ),
         ("r.parquet", "not parquet", r"r\.parquet: cannot read as Parquet"),
+        ("r.jsonl", '{"question": Infinity}\n', r"r\.jsonl:1, field 'question': .* number inf"),
+        ("r.jsonl", '{"answer": -Infinity}\n', r"r\.jsonl:1, field 'answer': .* number -inf"),
     ],
 )
 def test_bad_files_name_file_and_line(tmp_path: Path, name: str, text: str, expected: str) -> None:

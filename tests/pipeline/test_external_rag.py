@@ -373,6 +373,45 @@ def test_specs_choose_the_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         load_external_rag("os:sep")
 
 
+BROKEN_MODULES = {
+    "syntax": ("def search(question, k)\n    return []\n", "SyntaxError: expected ':'", 1),
+    "raises": ("import os\n\nINDEX = os.environ['NO_SUCH_INDEX_VARIABLE']\n",
+               "KeyError: 'NO_SUCH_INDEX_VARIABLE'", 3),
+    "needs": ("import no_such_package_for_rag\n",
+              "ModuleNotFoundError: No module named 'no_such_package_for_rag'", 1),
+    "exits": ("import sys\n\nsys.exit('no index')\n", "called sys.exit('no index')", 3),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(BROKEN_MODULES))
+def test_a_module_that_fails_as_it_loads_is_one_line_naming_its_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Your own code behind --rag: a syntax error, a raise, a missing package or an exit as it
+    loads is an input error (exit 2) naming the file and line, not a traceback through ours."""
+    text, said, line = BROKEN_MODULES[kind]
+    module = tmp_path / f"broken_rag_{kind}.py"
+    module.write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as caught:
+        load_external_rag(f"broken_rag_{kind}:search")
+    message = str(caught.value)
+    assert f"cannot import 'broken_rag_{kind}': " in message
+    assert said in message
+    assert f"{module}:{line}" in message
+    assert "\n" not in message
+
+
+def test_a_callable_that_raises_names_the_line_of_its_own_code() -> None:
+    def broken(question: str, k: int) -> list[str]:
+        return [str(1 / 0)]
+
+    line = broken.__code__.co_firstlineno + 1
+    with pytest.raises(ExternalRagError) as caught:
+        external_sweep(CallableRag(broken))
+    assert f"ZeroDivisionError: division by zero (at {__file__}:{line})" in str(caught.value)
+
+
 def test_run_sweep_takes_either_a_rag_or_a_retriever() -> None:
     from sweep_toy import CHUNKS, FixedRetriever
 

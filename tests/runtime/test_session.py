@@ -39,6 +39,45 @@ def test_a_separate_judge_gets_its_own_client_on_the_same_ledger(tmp_path: Path)
     assert session.generator.ledger is session.client.ledger is session.ledger
 
 
+OTHER = "http://127.0.0.1:10/v1"
+
+
+def test_generator_and_judge_each_reach_their_own_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A RAG's model on one server, the judge on another: each role's own base URL, else
+    ``base_url``, else the provider's own environment variable; one model on two servers is two
+    clients."""
+    monkeypatch.setenv("OPENAI_BASE_URL", OTHER)
+
+    def servers(**chosen: str) -> tuple[str | None, str | None]:
+        settings = load_settings(
+            {"model": "openai-compatible/m", "cache_dir": tmp_path, **chosen}, env={}
+        )
+        session = open_session(settings, cache=False)
+        return session.generator.backend.endpoint, session.client.backend.endpoint  # type: ignore[attr-defined]
+
+    assert servers(judge_base_url=URL) == (OTHER, URL)  # the generator: OPENAI_BASE_URL
+    assert servers(generator_base_url=URL) == (URL, OTHER)
+    assert servers(base_url=URL) == (URL, URL)
+    assert servers(base_url=URL, judge_base_url=OTHER) == (URL, OTHER)
+    settings = load_settings({"model": "openai-compatible/m", "base_url": URL}, env={})
+    one = open_session(settings, cache=False)
+    assert one.generator is one.client
+
+
+def test_a_base_url_given_higher_replaces_the_roles_servers_set_below(tmp_path: Path) -> None:
+    """``base_url`` is the shorthand for both servers, as ``model`` is for both models: given
+    on the command line, it is not undone by a role's server from the environment."""
+    env = {"RAG_JUDGE_JUDGE_BASE_URL": OTHER, "RAG_JUDGE_GENERATOR_BASE_URL": OTHER}
+    from_env = load_settings({}, env=env)
+    assert (from_env.generator_server, from_env.judge_server) == (OTHER, OTHER)
+    given = load_settings({"base_url": URL}, env=env)
+    assert (given.generator_server, given.judge_server) == (URL, URL)
+    both = load_settings({"base_url": URL, "judge_base_url": OTHER}, env=env)
+    assert (both.generator_server, both.judge_server) == (URL, OTHER)
+
+
 def test_a_ready_client_generates_too_unless_a_generator_is_named(tmp_path: Path) -> None:
     ready = ModelClient(ScriptedBackend(["x"]))
     plain = open_session(load_settings({"cache_dir": tmp_path}, env={}), client=ready, cache=False)

@@ -39,6 +39,8 @@ def test_precedence(tmp_path: Path) -> None:
         ('[tool.other]\nsecret_token = "x"', "tool.other.secret_token"),
         ('model = "local/x"\n[rag_judge]\ntimeout = 3', "in the \\[rag_judge\\] table"),
         ('colour = "blue"', "unknown setting"),
+        ('[tool.rag_judge]\nmodel = "local/x"', "table \\[tool\\] is not read.*pyproject"),
+        ('[rag_judge]\nmodel = "local/x"\n[ragjudge]\ntimeout = 3', "table \\[ragjudge\\]"),
         ("concurrency = -2", "must be positive"),
         ("model = [", "invalid TOML"),
     ],
@@ -49,6 +51,31 @@ def test_bad_config_files_name_file_and_field(tmp_path: Path, text: str, message
     with pytest.raises(InputError, match=message) as error:
         load_settings(env={}, config_path=config)
     assert str(config) in str(error.value)
+
+
+def test_a_pyproject_is_read_for_its_tool_table_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[tool.rag_judge]`` in ./pyproject.toml is a config file, as pytest's and ruff's are; a
+    pyproject without it is not ours and not read (not even parsed)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing"))
+    project = tmp_path / "pyproject.toml"
+    project.write_text('[project]\nname = "x"\n[tool.other]\ntoken = 3\n')
+    assert load_settings(env={}).model == DEFAULT_MODEL
+    project.write_text("[project\n")  # broken, and not ours to read
+    assert load_settings(env={}).model == DEFAULT_MODEL
+    project.write_text('[tool.other]\ntoken = 3\n[tool.rag_judge]\nmodel = "openai/p"\n')
+    assert load_settings(env={}).model == "openai/p"
+    (tmp_path / "rag_judge.toml").write_text('model = "openai/r"\n')
+    assert load_settings(env={}).model == "openai/r"  # the tool's own file first
+    (tmp_path / "rag_judge.toml").unlink()
+    project.write_text('[tool.rag_judge]\napi_key = "sk-1"\n')
+    with pytest.raises(InputError, match=r"tool\.rag_judge\.api_key"):
+        load_settings(env={})
+    project.write_text('[tool.rag_judge.openai]\nmodel = "x"\n')
+    with pytest.raises(InputError, match=r"table \[tool\.rag_judge\.openai\] is not read"):
+        load_settings(env={})
 
 
 def test_bad_environment_value_names_the_variable() -> None:

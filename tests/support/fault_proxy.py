@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import threading
 import urllib.error
 import urllib.request
@@ -39,6 +40,8 @@ class FaultProxy:
         self.replayed = 0
         """Of ``upstream_calls``, those answered from ``replies`` (the same bytes as before)."""
         self.injected: list[str] = []
+        self.models: list[str] = []
+        """The ``model`` of every request that reached the proxy, in order."""
         self._replies: Replies = {} if replies is None else replies
         self._seen: set[str] = set()
         self._faults = itertools.cycle(FAULTS)
@@ -70,6 +73,7 @@ class FaultProxy:
         key = (self.upstream, path, body)
         with self._lock:
             self.upstream_calls += 1
+            self.models.append(_model_of(body))
             known = self._replies.get(key)
         if known is not None:
             with self._lock:
@@ -98,6 +102,15 @@ class FaultProxy:
     def __exit__(self, *_: Any) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def _model_of(body: bytes) -> str:
+    """The ``model`` a JSON request names ("" for any other body)."""
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return ""
+    return str(found.get("model", "")) if isinstance(found, dict) else ""
 
 
 def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:

@@ -3,12 +3,14 @@ serve``), on 127.0.0.1 with the embedded GGUF, started once per test session."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -34,12 +36,11 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
-    """The embedded model behind llama-cpp-python's server (the dev extra installs it: a
-    server that cannot start fails the tests that use it, never skips them)."""
+@contextlib.contextmanager
+def serving(log_dir: Path) -> Iterator[RealServer]:
+    """llama-cpp-python's server with the embedded model, on a free port, until the block ends."""
     port = _free_port()
-    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    log = log_dir / "server.log"
     command = [sys.executable, "-m", "rag_judge.backends.local.llama_server", "--port", str(port)]
     command += ["--n_threads", str(THREADS)]
     env = os.environ | {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
@@ -58,3 +59,18 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServe
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    """The embedded model behind llama-cpp-python's server (the dev extra installs it: a
+    server that cannot start fails the tests that use it, never skips them)."""
+    with serving(tmp_path_factory.mktemp("llama_server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def second_llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    """Another such server, for the tests that need two (a generator's and a judge's)."""
+    with serving(tmp_path_factory.mktemp("second_llama_server")) as server:
+        yield server

@@ -145,7 +145,11 @@ class CompareOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        from rag_judge.pipeline.rerank import check_rerank_spec
+
         object.__setattr__(self, "retrievers", parse_retrievers(self.retrievers))
+        if self.rerank is not None:
+            check_rerank_spec(self.rerank)  # before the index is built and embedded
 
 
 async def compare_job(

@@ -8,6 +8,10 @@ Two kinds of check:
   −margin, so judge and sample noise do not fail a build; a drop the data cannot tell from
   noise passes, with its CI shown.
 
+Either kind adds, per gated metric, a check that every row was judged: a row whose model call
+failed (after its retries) has no value, and a mean over the rest could pass a build that an
+outage emptied. ``allow_unjudged`` (``--allow-unjudged``) lets such a check pass, still counted.
+
 Exit statuses: 0 every check passed, 1 a check failed, 2 bad input.
 """
 
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rag_judge.core.errors import InputError
+from rag_judge.core.types import FAILED_STATUSES
 from rag_judge.jobs.compare_scores.comparison import Mean, ScoreComparison, side_mean
 from rag_judge.jobs.compare_scores.files import ScoreFile
 
@@ -129,20 +134,75 @@ def worse_checks(
     return checks
 
 
+def judged_checks(
+    files: Mapping[str, ScoreFile], metrics: Sequence[str], *, allow_unjudged: bool = False
+) -> list[Check]:
+    """One check per gated metric: no row of these files (label → file) lacks its result
+    because a model call failed, or lacks the metric altogether. Rows with nothing to judge
+    (``no_claims``, ``missing_input``, ``noncommittal``) are not failures of the run."""
+    checks = []
+    for metric in metrics:
+        counted: list[str] = []
+        unjudged: list[str] = []
+        for label, file in files.items():
+            if metric not in file.metrics:
+                continue
+            scores = file.scores(metric)
+            failed = [row for row in scores.rows if row.status in FAILED_STATUSES]
+            total = len(scores.rows) + len(scores.not_judged)
+            counted.append(f"{label} {total - len(failed) - len(scores.not_judged)} of {total}")
+            if not failed and not scores.not_judged:
+                continue
+            statuses: dict[str, int] = {}
+            for row in failed:
+                statuses[row.status] = statuses.get(row.status, 0) + 1
+            if scores.not_judged:
+                statuses["no result"] = len(scores.not_judged)
+            first = failed[0].id if failed else scores.not_judged[0]
+            listed = ", ".join(f"{status} {n}" for status, n in sorted(statuses.items()))
+            unjudged.append(
+                f"{sum(statuses.values())} of {total} rows of {label} could not be judged "
+                f"({listed}; first: {first!r})"
+            )
+        title = f"{metric} judged on every gated row"
+        if not unjudged:
+            checks.append(Check(title, True, f"rows judged: {', '.join(counted)}"))
+            continue
+        message = "; ".join(unjudged)
+        if allow_unjudged:
+            message += ": allowed by --allow-unjudged"
+        else:
+            message += (
+                ": a gate on the other rows could pass what an outage emptied; re-run (the "
+                "cache keeps what was judged) or pass --allow-unjudged"
+            )
+        checks.append(Check(title, allow_unjudged, message))
+    return checks
+
+
 def run_gate(
     new: ScoreFile,
     *,
     bounds: Mapping[str, float] | None = None,
     on: GateOn = "mean",
     comparison: ScoreComparison | None = None,
+    base: ScoreFile | None = None,
     margin: float = 0.0,
+    allow_unjudged: bool = False,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> list[Check]:
     """Every check asked for: ``bounds`` on NEW's means (all its scored rows), and, given a
-    ``comparison`` with a baseline, "not worse" on each of its metrics."""
-    checks: list[Check] = []
+    ``comparison`` with a baseline, "not worse" on each of its metrics; before them, that
+    every gated row of NEW (and of ``base``, for the comparison's metrics) was judged."""
+    gated = [m for m in (bounds or {}) if m in new.metrics]
+    compared = [c.metric for c in comparison.metrics] if comparison is not None else []
+    files = {"NEW": new} if base is None or not compared else {"NEW": new, "BASE": base}
+    checks: list[Check] = judged_checks(
+        {"NEW": new}, [m for m in gated if m not in compared], allow_unjudged=allow_unjudged
+    )
+    checks += judged_checks(files, compared, allow_unjudged=allow_unjudged)
     if bounds:
         means = {
             name: side_mean(

@@ -265,8 +265,11 @@ class DryRun:
 async def dry_run_job(loaded: EvalSet, session: Session, options: SweepOptions) -> DryRun:
     """The plan for sweeping ``loaded`` (already limited) with the session's models."""
     from rag_judge.backends.wrapper.ledger import price_per_token
+    from rag_judge.jobs.sweep.plan import check_objective_fits
     from rag_judge.judges.work import default_mode
 
+    if options.objective is not None:  # the run would refuse it: so does its plan
+        check_objective_fits(loaded, options.objective.parts)
     judge, generator = session.settings.judge_model, session.settings.generator_model
     mode = options.judge.mode or default_mode(judge)
     questions = loaded

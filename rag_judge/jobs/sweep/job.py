@@ -40,6 +40,7 @@ from rag_judge.jobs.sweep.looks_store import (
     save_looks,
 )
 from rag_judge.jobs.sweep.options import SweepOptions
+from rag_judge.jobs.sweep.plan import check_objective_fits
 from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress
@@ -86,6 +87,8 @@ async def sweep_job(
             field="until_decided",
         )
     whole = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
+    if options.objective is not None:
+        check_objective_fits(whole, options.objective.parts)
     where = record_path(session, record_key(whole, options, session))
     loaded = _loaded(whole, options)
     horizon = questions_allowed(loaded, options) if options.until_decided else len(whole.queries)
@@ -207,6 +210,8 @@ async def asweep(
     judge: str | None = None,
     embeddings: str | None = None,
     base_url: str | None = None,
+    generator_base_url: str | None = None,
+    judge_base_url: str | None = None,
     concurrency: int | None = None,
     cache: CacheChoice = True,
     settings: Settings | None = None,
@@ -238,6 +243,8 @@ async def asweep(
             answers favours them; the report warns when the two are one model).
         embeddings: Embedder for answer relevancy and dense retrieval (default: settings).
         base_url: OpenAI-compatible server for ``openai/`` and ``litellm/`` models.
+        generator_base_url: The generator's server, when it is not ``base_url``.
+        judge_base_url: The judge's server, when it is not ``base_url``.
         concurrency: Model calls in flight (the local model runs one at a time regardless).
         cache: True for the settings' response cache, a path for another, False for none.
             With a cache, an interrupted sweep resumes where it stopped.
@@ -272,6 +279,8 @@ async def asweep(
             "generator": generator,
             "judge": judge,
             "base_url": base_url,
+            "generator_base_url": generator_base_url,
+            "judge_base_url": judge_base_url,
             "concurrency": concurrency,
         }
     )

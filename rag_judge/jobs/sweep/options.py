@@ -28,12 +28,15 @@ from rag_judge.jobs.sweep.decision.defaults import (
 )
 from rag_judge.jobs.sweep.decision.objective import Objective
 from rag_judge.jobs.sweep.plan import MAX_K, parse_ks
-from rag_judge.judges import DEFAULT_METRICS, JudgeOptions, get_judges
+from rag_judge.judges import DEFAULT_METRICS, JUDGES, JudgeOptions, get_judges
 
 STATE_FILE = "batches.json"
 """The batch ids of a batched sweep, inside its output folder."""
 RETRIEVERS = ("bm25", "dense", "hybrid")
 """The retrievers of our RAG under test."""
+DEFAULT_RETRIEVER = "bm25"
+DEFAULT_RERANK_DEPTH = 20
+"""Candidates a reranker re-scores per question, unless told."""
 
 
 @dataclass(frozen=True)
@@ -58,11 +61,11 @@ class SweepOptions:
     """How much worse than the best the recommended k may be (objective scale, 0 to 1)."""
     confidence: float = DEFAULT_CONFIDENCE
     """Family-wise confidence of the decision's intervals."""
-    retriever: str = "bm25"
+    retriever: str = DEFAULT_RETRIEVER
     """``bm25``, ``dense`` (the embedder) or ``hybrid`` (RRF of both)."""
     rerank: str | None = None
     """Rerank the top ``rerank_depth`` by the model (``llm``) or a cross-encoder's path."""
-    rerank_depth: int = 20
+    rerank_depth: int = DEFAULT_RERANK_DEPTH
     """Candidates the reranker re-scores per question."""
     rag: str | object | None = None
     """The user's RAG instead of ours: ``module:attr``, a ``.jsonl`` or a URL; or, from Python,
@@ -113,7 +116,49 @@ class SweepOptions:
             )
         if self.calibration is not None:
             object.__setattr__(self, "calibration", Path(self.calibration))
+        self._check_objective()
+        self._check_pipeline()
         self._check_sequential()
+
+    def _check_objective(self) -> None:
+        """An objective asked for must be measurable: a judge it names that calls the model must
+        be among the metrics (reference F1 and exact match are measured unasked)."""
+        if self.objective is None:
+            return
+        missing = [p for p in self.objective.parts if p in JUDGES and JUDGES[p].uses_model]
+        missing = [p for p in missing if p not in self.metrics]
+        if missing:
+            raise InputError(
+                f"the objective {self.objective} needs {missing[0]}, which the metrics do not "
+                f"measure (metrics: {', '.join(self.metrics)}): add it to the metrics, or "
+                "choose an objective of what they measure",
+                field="objective",
+            )
+
+    def _check_pipeline(self) -> None:
+        """The built-in pipeline's options do not apply to the user's own RAG, and the
+        reranker's depth does not apply without a reranker: refused, never ignored."""
+        if self.rag is not None:
+            given = {
+                "rerank": self.rerank is not None,
+                "retriever": self.retriever != DEFAULT_RETRIEVER,
+                "rerank_depth": self.rerank_depth != DEFAULT_RERANK_DEPTH,
+            }
+            for name, set_ in given.items():
+                if set_:
+                    raise InputError(
+                        "applies to the built-in pipeline, not to your own RAG (rag, --rag), "
+                        "which retrieves (and reranks) by itself",
+                        field=name,
+                    )
+        elif self.rerank is None and self.rerank_depth != DEFAULT_RERANK_DEPTH:
+            raise InputError(
+                "only applies with a reranker (rerank, --rerank)", field="rerank_depth"
+            )
+        if self.rerank is not None:
+            from rag_judge.pipeline.rerank import check_rerank_spec
+
+            check_rerank_spec(self.rerank)  # before the index is built
 
     def _check_sequential(self) -> None:
         if isinstance(self.budget, str):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet
-from rag_judge.judges import Judge, get_judges
+from rag_judge.judges import JUDGES, Judge, get_judges
 
 NO_REFERENCE = "the eval set has no reference answers"
 
@@ -123,3 +123,25 @@ def plan_sweep(
         once=tuple(j.name for j in running if j.scope == "per_question"),
         skipped=skipped,
     )
+
+
+def check_objective_fits(eval_set: EvalSet, parts: Iterable[str]) -> None:
+    """An objective asked for whose judge this set cannot support (say, completeness on a set
+    without reference answers) is refused before any index is built or any model is called;
+    only the default objective falls back, with a note.
+
+    Raises:
+        InputError: the first such part, with the reason the set gives.
+    """
+    chosen = tuple(parts)
+    judged = [p for p in chosen if p in JUDGES]
+    if not judged:
+        return
+    skipped = plan_sweep(eval_set, (1,), judged, has_embedder=True).skipped
+    for part in judged:
+        if part in skipped:
+            raise InputError(
+                f"the objective {'*'.join(chosen)} needs {part}, which this set cannot give "
+                f"({skipped[part]}): choose another objective, or leave it to the set's default",
+                field="objective",
+            )

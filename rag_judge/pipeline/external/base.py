@@ -19,6 +19,7 @@ from typing import Any, Final, Protocol, TypeVar
 from rag_judge.core import json_text
 from rag_judge.core.errors import InputError, RagJudgeError
 from rag_judge.data.eval_sets import EvalQuery
+from rag_judge.pipeline.external.where import described
 
 DEFAULT_TIMEOUT: Final = 60.0
 """Seconds one HTTP request to an external RAG may take."""
@@ -157,7 +158,7 @@ class CallableRag:
             raise
         except Exception as error:  # the user's code: any failure, named by question
             raise ExternalRagError(
-                f"{self.name} failed on question {query.id!r}: {error!r}"
+                f"{self.name} failed on question {query.id!r}: {described(error)}"
             ) from error
         except SystemExit as stop:  # sys.exit() in the user's code must not end the sweep as done
             raise ExternalRagError(

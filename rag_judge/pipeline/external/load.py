@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from rag_judge.core.errors import InputError
 from rag_judge.pipeline.external.base import CallableRag, ExternalRag, JsonlRag
+from rag_judge.pipeline.external.where import described, where
 
 _CALLABLE_SPEC: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
@@ -98,8 +99,22 @@ def _import_attribute(spec: str) -> object:
     module_name, _, attribute = spec.partition(":")
     try:
         module = _import(module_name)
-    except ImportError as error:
-        raise InputError(f"cannot import {module_name!r}: {error}", field="rag") from error
+    except ModuleNotFoundError as error:
+        if error.name == module_name or module_name.startswith(f"{error.name}."):
+            raise InputError(f"cannot import {module_name!r}: {error}", field="rag") from None
+        raise InputError(
+            f"cannot import {module_name!r}: {described(error)}", field="rag"
+        ) from None
+    except Exception as error:  # the user's module failed as it loaded: a syntax error, a raise
+        raise InputError(
+            f"cannot import {module_name!r}: {described(error)}", field="rag"
+        ) from None
+    except SystemExit as stop:
+        raise InputError(
+            f"cannot import {module_name!r}: it called sys.exit({stop.code!r}) as it loaded "
+            f"(at {where(stop)})",
+            field="rag",
+        ) from None
     target: Any = module
     for part in attribute.split("."):
         if not hasattr(target, part):

@@ -84,13 +84,13 @@ def check_batch_apis(settings: Settings, *, generator: bool = False) -> None:
         BackendError: a server without a Batch API (with how to go on).
     """
     names = [settings.judge_model, *([settings.generator_model] if generator else [])]
-    takers = [name for name in names if batchable(name)]
-    if not takers:
+    if not any(batchable(name) for name in names):
         require_batchable(names[0])  # raises: says which models take batches
     session = open_session(settings, cache=False)
-    for name in dict.fromkeys(takers):
-        client = session.client if name == settings.judge_model else session.generator
-        batch_api_of(client).check()
+    clients = [session.client, *([session.generator] if generator else [])]
+    for client in {id(c): c for c in clients}.values():  # one check per model and server
+        if batchable(client.name):
+            batch_api_of(client).check()
 
 
 def state_path_for(output: Path) -> Path:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from fault_proxy import FaultProxy, fault_proxy_for  # noqa: F401
-from real_llama_server import RealServer, llama_server  # noqa: F401
+from real_llama_server import RealServer, llama_server, second_llama_server  # noqa: F401
 
 from rag_judge.backends.registry import DEFAULT_MODEL
 from rag_judge.cli import main
@@ -132,6 +132,45 @@ def test_a_sweep_generates_in_process_and_judges_through_the_server(
     assert frame["faithfulness_status"].isin(["ok", "no_claims"]).all()
     assert f"- {DEFAULT_MODEL}: " in summary
     assert "- openai-compatible/local: " in summary
+
+
+@pytest.mark.parametrize("generator_server", ["--generator-base-url", "OPENAI_BASE_URL"])
+def test_generator_and_judge_each_on_their_own_real_server(
+    tmp_path: Path,
+    llama_server: RealServer,  # noqa: F811
+    second_llama_server: RealServer,  # noqa: F811
+    fault_proxy_for: Any,  # noqa: F811
+    generator_server: str,
+) -> None:
+    """Your RAG's model on one server, the judge on another (two llama-cpp-python servers,
+    each behind a proxy that fails a third of the requests once): the generator's requests
+    reach only its server, given by its own flag or by the provider's own environment variable
+    beside a judge's --judge-base-url, and the judge's reach only the judge's."""
+    answers = fault_proxy_for(llama_server.base_url)
+    judging = fault_proxy_for(second_llama_server.base_url)
+    out = tmp_path / "sweep"
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    args = ["sweep", "cmrc2018_zh_chunked", "--limit", "1", "--ks", "1-2", "-o", str(out)]
+    args += ["--generator", "openai/writer", "--judge", "openai-compatible/critic"]
+    args += ["--judge-base-url", judging.base_url, "--judge-mode", "score"]
+    args += ["--metrics", "faithfulness"]
+    env = {
+        "RAG_JUDGE_CACHE_DIR": str(tmp_path / "cache"),
+        "RAG_JUDGE_CONFIG": str(tmp_path / "empty.toml"),
+        "OPENAI_API_KEY": None,
+        "OPENAI_BASE_URL": None,
+    }
+    if generator_server == "OPENAI_BASE_URL":
+        env["OPENAI_BASE_URL"] = answers.base_url
+    else:
+        args += ["--generator-base-url", answers.base_url]
+    run = CliRunner().invoke(main, args, env=env)
+    assert run.exit_code == 0, run.output
+    assert set(answers.models) == {"writer"}, answers.models
+    assert set(judging.models) == {"critic"}, judging.models
+    frame = pd.read_csv(out / "per_question.csv")
+    assert set(frame["generation_status"]) == {"ok"}
+    assert frame["faithfulness_status"].isin(["ok", "no_claims"]).all()
 
 
 def test_batch_on_the_real_server_says_it_has_no_batch_api_before_judging(

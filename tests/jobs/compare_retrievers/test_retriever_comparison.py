@@ -422,6 +422,22 @@ def test_cli_unknown_retriever_is_a_one_line_error() -> None:
     assert "unknown retriever 'tfidf'" in result.stderr
 
 
+def test_a_reranker_that_does_not_exist_is_refused_before_the_index_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--rerank /nope used to be refused only after indexing and embedding the whole corpus."""
+    import rag_judge.jobs.compare_retrievers.job as job
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("the index was built before the reranker was checked")
+
+    monkeypatch.setattr(job, "build_retrievers", never)
+    args = ["compare-retrievers", "cranfield", "--retrievers", "dense", "--rerank", "/nope"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "unknown reranker '/nope'" in result.stderr
+
+
 # --- building the retrievers from names (scripted embedder, fake reranker module) ------------
 
 

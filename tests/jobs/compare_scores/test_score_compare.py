@@ -4,6 +4,7 @@ real regression from noise; every unpaired row listed; bad input named."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
@@ -76,10 +77,93 @@ def test_a_third_of_the_rows_degraded_fails_the_gate(tmp_path: Path) -> None:
     assert "gate: FAIL faithfulness not worse than the baseline" in run.output
     assert "the whole interval lies below −0.020" in run.output
     suite = ElementTree.parse(junit).getroot()
-    assert suite.attrib == {"tests": "1", "failures": "1"}
+    assert suite.attrib == {"tests": "2", "failures": "1"}  # every row judged; not worse
     failure = suite.find("testsuite/testcase/failure")
     assert failure is not None
     assert "NEW − BASE -0.200, 95% CI [" in (failure.attrib["message"])
+
+
+@pytest.mark.parametrize("side", ["NEW", "BASE"])
+def test_a_row_that_could_not_be_judged_fails_the_gate_unless_allowed(
+    tmp_path: Path, side: str
+) -> None:
+    """An outage that empties some rows must not turn the gate green on the rest: the paired
+    comparison leaves them out, so the gate fails on them (either side), unless the user says
+    so with --allow-unjudged, and the count is printed either way."""
+    failed = [record(i, None, "backend_error") if i == 3 else record(i, v)
+              for i, v in enumerate(BASE_VALUES)]  # fmt: skip
+    base = write(tmp_path / "base.jsonl", failed if side == "BASE" else base_records())
+    new = write(tmp_path / "new.jsonl", failed if side == "NEW" else base_records())
+    junit = tmp_path / "gate.xml"
+
+    def gate(*args: str) -> Any:
+        return CliRunner().invoke(
+            main, ["compare-scores", str(base), str(new), "--fail-if-worse", *args]
+        )
+
+    run = gate("--junit", str(junit))
+    assert run.exit_code == 1, run.output
+    assert (
+        "gate: FAIL faithfulness judged on every gated row: 1 of 30 rows of "
+        f"{side} could not be judged (backend_error 1; first: 'q3')"
+    ) in run.output
+    assert "gate: pass faithfulness not worse than the baseline" in run.output  # 29 paired rows
+    assert ElementTree.parse(junit).getroot().attrib == {"tests": "2", "failures": "1"}
+    allowed = gate("--allow-unjudged")
+    assert allowed.exit_code == 0, allowed.output
+    assert f"1 of 30 rows of {side} could not be judged" in allowed.output
+    assert "allowed by --allow-unjudged" in allowed.output
+    only_new = CliRunner().invoke(
+        main, ["compare-scores", str(base), str(new), "--fail-under", "faithfulness=0.5"]
+    )
+    assert only_new.exit_code == (1 if side == "NEW" else 0), only_new.output  # NEW's mean
+
+
+def test_a_row_without_a_result_for_the_metric_is_not_judged() -> None:
+    rows = base_records()
+    del rows[0]["results"]["faithfulness"]
+    rows[0]["results"]["exact_match"] = {"metric": "exact_match", "value": 1.0, "status": "ok"}
+    checks = run_gate(score_records(rows, "x"), bounds={"faithfulness": 0.5})
+    assert [c.passed for c in checks] == [False, True]
+    assert "1 of 30 rows of NEW could not be judged (no result 1; first: 'q0')" in (
+        checks[0].message
+    )
+    no_claims = [record(0, None, "no_claims"), *base_records()[1:]]
+    checks = run_gate(score_records(no_claims, "x"), bounds={"faithfulness": 0.5})
+    assert checks[0].passed  # nothing to judge is no failure of the run
+    assert checks[0].message == "rows judged: NEW 30 of 30"  # one had nothing to judge
+
+
+def test_markdown_carries_no_raw_html_from_the_files(tmp_path: Path) -> None:
+    """Markdown renders HTML: a metric name, row id, question or claim from the input must reach
+    it escaped, as the HTML report escapes it."""
+    hostile = "<img src=x onerror=alert(1)>"
+
+    def rows(values: list[float]) -> list[dict[str, Any]]:
+        out = []
+        for i, v in enumerate(values):
+            row = record(i, v)
+            result = row["results"].pop("faithfulness")
+            result["metric"] = hostile
+            result["claims"][0]["claim"] = hostile
+            row["results"][hostile] = result
+            row["question"] = f"{hostile}?"
+            row["id"] = f"{hostile}{i}"
+            out.append(row)
+        return out
+
+    base = write(tmp_path / "base.jsonl", rows(BASE_VALUES))
+    new = write(tmp_path / "new.jsonl", rows([0.1] * len(BASE_VALUES)))
+    out = tmp_path / "out"
+    run = CliRunner().invoke(
+        main, ["compare-scores", str(base), str(new), "--fail-if-worse", "-o", str(out)]
+    )
+    assert run.exit_code == 1, run.output
+    markdown = (out / "comparison.md").read_text(encoding="utf-8")
+    outside_code = re.sub(r"`[^`\n]*`", "", markdown)  # a code span shows its text literally
+    assert "<img" not in outside_code
+    assert "&lt;img src=x onerror=alert(1)&gt;" in markdown
+    assert "<img" not in (out / "comparison.html").read_text(encoding="utf-8")
 
 
 def test_one_row_flipped_among_many_is_noise_and_passes_with_its_ci(tmp_path: Path) -> None:

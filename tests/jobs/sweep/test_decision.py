@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -375,6 +376,44 @@ def test_sweep_options_check_every_value_once() -> None:
     assert (built.ks, built.margin, built.judge.reasons) == ((1, 2, 3), 0.02, False)
     with pytest.raises(InputError, match="unknown sweep option 'kss'"):
         SweepOptions.build(kss=range(1, 4))
+
+
+@pytest.mark.parametrize(
+    ("values", "field", "said"),
+    [
+        ({"metrics": "faithfulness", "objective": "completeness"}, "objective",
+         "needs completeness, which the metrics do not measure (metrics: faithfulness)"),
+        ({"rag": "x.jsonl", "rerank": "llm"}, "rerank", "not to your own RAG"),
+        ({"rag": "x.jsonl", "retriever": "dense"}, "retriever", "not to your own RAG"),
+        ({"rag": "x.jsonl", "rerank_depth": 5}, "rerank_depth", "not to your own RAG"),
+        ({"rerank_depth": 5}, "rerank_depth", "only applies with a reranker"),
+        ({"rerank": "/no/such/cross-encoder"}, "rerank", "unknown reranker"),
+    ],
+)  # fmt: skip
+def test_an_option_that_does_not_apply_is_refused_not_ignored(
+    values: dict[str, object], field: str, said: str
+) -> None:
+    """Before any index or call: an objective the metrics cannot give (it would make every call
+    and then fall back), a pipeline option beside your own RAG (silently unused), a reranker
+    that does not exist."""
+    with pytest.raises(InputError, match=re.escape(said)) as raised:
+        SweepOptions(**values)  # type: ignore[arg-type]
+    assert raised.value.field == field
+    # what costs no call is measured unasked, so it needs no --metrics
+    assert SweepOptions(metrics="faithfulness", objective="answer_f1").objective is not None
+
+
+def test_an_objective_the_set_cannot_give_is_refused_before_any_call() -> None:
+    """Cranfield has no reference answers: completeness is skipped there, so an objective that
+    names it is refused before the index is built; the set's default objective falls back."""
+    from rag_judge.data.eval_sets import load_eval_set
+    from rag_judge.jobs.sweep.plan import check_objective_fits
+
+    cranfield = load_eval_set("cranfield")
+    with pytest.raises(InputError, match="needs completeness, which this set cannot give") as e:
+        check_objective_fits(cranfield, ("faithfulness", "completeness"))
+    assert e.value.field == "objective"
+    check_objective_fits(cranfield, ("faithfulness", "doc_ndcg"))
 
 
 def test_the_toy_sweep_counts_its_refusal() -> None:
