@@ -9,7 +9,7 @@ Two measurements, pure CPU, no model call:
   decides; comparisons with the best (the rule) beside all pairs (the former rule) on the same
   tables. ``raw`` rows apply the bounds at every n (no minimum), which is how the minimum number
   of questions is chosen.
-- ``looks``: one sweep looked at again and again, as ``--until-decided`` (a look every 10
+- ``looks``: one sweep looked at again and again, as ``--until-decided`` (a look every 20
   questions) and as plain re-runs with a larger ``--limit`` (20, 50, 100, 200 questions) do,
   every look at the level its spending leaves: how often some look's promise fails (a
   recommended k beyond the margin, or the best k ruled out), in the flat scenario (every k
@@ -161,18 +161,23 @@ UNTIL_MAX = 200
 """Until decided: the questions the run may use, over which its test spends its error."""
 
 
-def looks_cell(args: tuple[str, str, str, int, int]) -> dict[str, Any]:
-    """One scenario x kind x way of looking: ``runs`` sweeps, every look at its level."""
-    scenario, kind, how, runs, resamples = args
+LOOK_CHUNK = 50
+"""Runs per task: a cell's runs are split so that both cores share the largest cell."""
+
+
+def looks_chunk(args: tuple[str, str, str, int, int, int]) -> dict[str, Any]:
+    """Runs ``first`` .. ``first + runs - 1`` of one scenario x kind x way of looking, every
+    look at its level: the counts, and the looks each run took."""
+    scenario, kind, how, first, runs, resamples = args
     means = np.asarray(SCENARIOS[scenario])
     regret = means.max() - means
     best = int(np.flatnonzero(regret == 0)[0])  # the cheapest of the best
     ks = list(range(1, means.size + 1))
-    rng = np.random.default_rng(zlib.crc32(f"{scenario}|{kind}|{how}".encode()))
+    rng = np.random.default_rng(zlib.crc32(f"{scenario}|{kind}|{how}|{first}".encode()))
     failed = any_out = decided = 0
     looks_taken: list[int] = []
     started = time.perf_counter()
-    for seed in range(runs):
+    for seed in range(first, first + runs):
         y = table(rng, means, HORIZON, kind)
         looks = SweepLooks(HORIZON, 0.05, DEFAULT_SPENDING)  # a plain sweep's first run opens it
         wrong = out = settled = False
@@ -207,30 +212,51 @@ def looks_cell(args: tuple[str, str, str, int, int]) -> dict[str, Any]:
         decided += settled
         looks_taken.append(taken)
     return {
-        "scenario": scenario,
-        "kind": kind,
-        "how": how,
-        "runs": runs,
-        "seconds": round(time.perf_counter() - started, 1),
-        "error": Rate(failed, runs).as_json(),
-        "some_k_out": Rate(any_out, runs).as_json(),
-        "decided": Rate(decided, runs).as_json(),
-        "median_looks": float(np.median(looks_taken)),
+        "cell": (scenario, kind, how),
+        "seconds": time.perf_counter() - started,
+        "failed": failed,
+        "any_out": any_out,
+        "decided": decided,
+        "looks_taken": looks_taken,
     }
 
 
 def looks(runs: int, resamples: int, kinds: Sequence[str] = KINDS) -> list[dict[str, Any]]:
+    """Every scenario x kind x way of looking, its runs in chunks over both cores."""
     cells = [
-        (s, kind, how, max(1, round(runs * share)), resamples)
+        (s, kind, how, max(1, round(runs * share)))
         for s, share in LOOK_SCENARIOS.items()
         for kind in kinds
         for how in ("until decided", "re-runs")
     ]
-    rows = []
+    tasks = [
+        (s, kind, how, first, min(LOOK_CHUNK, n - first), resamples)
+        for s, kind, how, n in cells
+        for first in range(0, n, LOOK_CHUNK)
+    ]
+    done: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     with ProcessPoolExecutor(max_workers=2) as pool:
-        for row in pool.map(looks_cell, cells):
-            print({k: row[k] for k in ("scenario", "kind", "how", "seconds")}, flush=True)
-            rows.append(row)
+        for chunk in pool.map(looks_chunk, tasks):
+            done.setdefault(chunk["cell"], []).append(chunk)
+            finished = sum(len(c["looks_taken"]) for c in done[chunk["cell"]])
+            print(chunk["cell"], finished, "runs", flush=True)
+    rows = []
+    for scenario, kind, how, n in cells:
+        parts = done[(scenario, kind, how)]
+        taken = [t for part in parts for t in part["looks_taken"]]
+        rows.append(
+            {
+                "scenario": scenario,
+                "kind": kind,
+                "how": how,
+                "runs": n,
+                "seconds": round(sum(part["seconds"] for part in parts), 1),
+                "error": Rate(sum(p["failed"] for p in parts), n).as_json(),
+                "some_k_out": Rate(sum(p["any_out"] for p in parts), n).as_json(),
+                "decided": Rate(sum(p["decided"] for p in parts), n).as_json(),
+                "median_looks": float(np.median(taken)),
+            }
+        )
     return rows
 
 

@@ -307,14 +307,27 @@ def markdown(result: dict[str, Any]) -> str:
             "|---|---:|",
         ]
         lines += [f"| {k} | {v:.1f} |" for k, v in e["seconds"].items()]
+        same = e["same_values"]
+        why = (
+            "The control, one process with 1 thread on the first "
+            f"{CONTROL_ROWS} rows, gives exactly Ray's values: "
+        )
+        if e["control_same_as_ray"]:
+            why += (
+                "True, so the difference is the number of threads (llama.cpp adds up in "
+                "another order with another number of threads)."
+            )
+        else:
+            why += (
+                "False, so the thread count alone does not explain it: one process and a worker "
+                "also differ in what the model has read before (its cache of earlier prompts), "
+                "and this run does not separate the two."
+            )
         lines += [
             "",
-            f"Same values both ways: {e['same_values']} ({e['rows_differing']} of {e['rows']} "
-            f"rows differ, by at most {e['max_abs_difference']:.2g}; verdicts at 0.5 flipped: "
-            f"{e['verdicts_flipped']}). llama.cpp adds up in another order with another number "
-            "of threads, so 2 threads and 1 thread differ in the last digits wherever they do; "
-            f"the control, one process with 1 thread on the first {CONTROL_ROWS} rows, gives "
-            f"exactly Ray's values: {e['control_same_as_ray']}.",
+            f"Same values both ways: {same} ({e['rows_differing']} of {e['rows']} rows differ, "
+            f"by at most {e['max_abs_difference']:.2g}; verdicts at 0.5 flipped: "
+            f"{e['verdicts_flipped']}). {why}" if not same else "Same values both ways: True.",
             "",
         ]
     b = result["batch_path"]
@@ -342,7 +355,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=400)
     parser.add_argument("--skip-local", action="store_true", help="skip the embedded-model part")
+    parser.add_argument(
+        "--render", action="store_true", help="rewrite scale_out.md from scale_out.json, no run"
+    )
     args = parser.parse_args()
+    if args.render:
+        saved = json.loads((OUT / "scale_out.json").read_text(encoding="utf-8"))
+        (OUT / "scale_out.md").write_text(markdown(saved), encoding="utf-8")
+        return
     result: dict[str, Any] = {"machine": machine_info("ray", "llama-cpp-python")}
     result["ray_vs_one_process"] = ray_against_one_process(args.rows)
     if not args.skip_local:

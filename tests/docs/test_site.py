@@ -86,3 +86,25 @@ def test_no_list_item_is_swallowed_by_a_paragraph(built_site: Path) -> None:
         if re.match(r"\s*[-*] \S", line)
     ]
     assert swallowed == []
+
+
+def test_the_settings_reference_lists_every_setting_and_extra(built_site: Path) -> None:
+    """The table is generated from the settings' definition; the extras' table is written by
+    hand, so a new extra in pyproject.toml that it lacks fails here."""
+    import dataclasses
+    import tomllib
+
+    from docs_site import ROOT
+
+    from rag_judge.runtime.settings import ENV_PREFIX, Settings
+
+    page = (built_site / "reference" / "settings" / "index.html").read_text(encoding="utf-8")
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    for field in dataclasses.fields(Settings):
+        assert f"{ENV_PREFIX}{field.name.upper()}" in text, field.name
+    assert "settings table" not in page  # the placeholder was replaced
+    assert "The generator's server, when it is not base_url" in text  # a field's docstring
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    for extra in extras["project"]["optional-dependencies"]:
+        if extra not in ("dev", "docs", "bench"):
+            assert re.search(rf"\b{extra}\b", text), f"extra {extra} is not in the table"

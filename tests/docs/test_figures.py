@@ -1,0 +1,148 @@
+"""Every measured figure the manual quotes from a results file says which one, and agrees with it.
+
+A figure is marked where it is quoted, by an HTML comment right after the number (invisible on
+the site)::
+
+    the demo took 425.7 s<!-- fig benchmarks/results/demo_fresh/run.json timed.seconds -->
+
+The path is a results file in the repository; the selector walks it: ``a.b`` for keys (``make
+demo*`` for the one key that starts with ``make demo``), ``[3]`` for a list's element,
+``[set=cmrc2018_zh_chunked;spending=pocock]`` for the one element of a list whose fields have
+these values (``mean`` before the selector: the mean over every element they match). ``*100`` after the selector scales a fraction to the
+percent the text shows. The number checked is the last one before the comment on its line;
+it must equal the file's value rounded to the decimals shown (``1,733`` and ``0.92`` alike), so
+a re-run that changes the figure fails here until the page says the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docs_site import DOCS, ROOT
+
+MARKER = re.compile(
+    r"<!-- fig (?P<path>\S+) (?P<selector>.+?)(?: (?P<scale>[*/]\d+(?:\.\d+)?))? -->"
+)
+NUMBER = re.compile(r"[-+−]?\d[\d,]*(?:\.\d+)?")
+SEGMENT = re.compile(r"\[(?P<inside>[^\]]*)\]|(?P<key>[^.\[\]]+)")
+PAGES = (ROOT / "README.md", *sorted(DOCS.rglob("*.md")))
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One marked figure: where it is quoted, the number shown, and where it comes from."""
+
+    page: Path
+    line: int
+    shown: str
+    path: str
+    selector: str
+    scale: float
+
+    def __str__(self) -> str:
+        where = f"{self.page.relative_to(ROOT)}:{self.line}"
+        return f"{where}: {self.shown} <- {self.path} {self.selector}"
+
+
+def figures(page: Path) -> list[Figure]:
+    """The marked figures of one page."""
+    found = []
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
+        for marker in MARKER.finditer(line):
+            numbers = NUMBER.findall(line[: marker.start()])
+            assert numbers, f"{page.relative_to(ROOT)}:{number}: no number before {marker[0]}"
+            scale = _scale(marker["scale"])
+            found.append(
+                Figure(page, number, numbers[-1], marker["path"], marker["selector"], scale)
+            )
+    return found
+
+
+def _scale(text: str | None) -> float:
+    """``*100`` (a fraction shown as a percent), ``/60`` (seconds shown as minutes), or 1."""
+    if not text:
+        return 1.0
+    return float(text[1:]) if text[0] == "*" else 1.0 / float(text[1:])
+
+
+@cache
+def _results(path: str) -> Any:
+    return json.loads((ROOT / path).read_text(encoding="utf-8"))
+
+
+def select(data: Any, selector: str) -> Any:
+    """The value ``selector`` names in ``data`` (see the module docstring); ``mean `` before
+    a selector whose filters match several elements gives the mean of their values.
+
+    >>> rows = {"rows": [{"k": 1, "v": 0.5}, {"k": 2, "v": 0.7}, {"k": 2, "v": 0.9}]}
+    >>> select(rows, "rows[k=1].v"), select(rows, "mean rows[k=2].v")
+    (0.5, 0.8)
+    """
+    averaged = selector.startswith("mean ")
+    values = _walk(data, selector.removeprefix("mean "))
+    if averaged:
+        return sum(values) / len(values)
+    assert len(values) == 1, f"{selector} selects {len(values)} values, not one"
+    return values[0]
+
+
+def _walk(data: Any, selector: str) -> list[Any]:
+    """Every value the selector reaches (a filter may match several elements)."""
+    found = [data]
+    for part in SEGMENT.finditer(selector):
+        if part["key"] is not None:
+            key = part["key"]
+            if key.endswith("*"):
+                found = [d[next(k for k in d if k.startswith(key[:-1]))] for d in found]
+            else:
+                found = [d[key] for d in found]
+            continue
+        inside = part["inside"]
+        if inside.lstrip("-").isdigit():
+            found = [d[int(inside)] for d in found]
+            continue
+        wanted = dict(condition.split("=", 1) for condition in inside.split(";"))
+        found = [
+            item for d in found for item in d
+            if all(_text(item.get(key)) == value for key, value in wanted.items())
+        ]  # fmt: skip
+        assert found, f"[{inside}] matches no element"
+    return found
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def agrees(shown: str, value: float, scale: float = 1.0) -> bool:
+    """True when ``value`` (times ``scale``), rounded to the decimals shown, is the number shown.
+
+    >>> agrees("1,733", 1733), agrees("0.92", 0.9163), agrees("4.7", 0.047, 100), agrees("0.9", 0.96)
+    (True, True, True, False)
+    """
+    text = shown.replace(",", "").replace("−", "-").lstrip("+")
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return abs(value * scale - float(text)) <= 0.5 * 10**-decimals + 1e-9
+
+
+MARKED = [figure for page in PAGES for figure in figures(page)]
+
+
+def test_the_manual_marks_its_figures() -> None:
+    """The mechanism is in use: the pages quoting measured figures mark them."""
+    assert len(MARKED) >= 20
+    assert {f.page.name for f in MARKED} >= {"README.md", "limits.md", "getting-started.md"}
+
+
+@pytest.mark.parametrize("figure", MARKED, ids=str)
+def test_a_quoted_figure_is_the_one_in_its_results_file(figure: Figure) -> None:
+    assert figure.path.startswith("benchmarks/results/"), "figures come from committed results"
+    value = select(_results(figure.path), figure.selector)
+    assert isinstance(value, int | float), f"{figure}: selects {value!r}, not a number"
+    assert agrees(figure.shown, value, figure.scale), f"{figure}: the file says {value}"
