@@ -327,7 +327,9 @@ def markdown(result: dict[str, Any]) -> str:
             "",
             f"Same values both ways: {same} ({e['rows_differing']} of {e['rows']} rows differ, "
             f"by at most {e['max_abs_difference']:.2g}; verdicts at 0.5 flipped: "
-            f"{e['verdicts_flipped']}). {why}" if not same else "Same values both ways: True.",
+            f"{e['verdicts_flipped']}). {why}"
+            if not same
+            else "Same values both ways: True.",
             "",
         ]
     b = result["batch_path"]
