@@ -32,9 +32,14 @@ $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[docs]'
 	touch $@ $(VENV)/.installed
 
+DEMO_SWEEP = $(BIN)/rag-judge sweep cmrc2018_zh_chunked --limit $(DEMO_LIMIT) --ks 1-10 \
+	--metrics $(DEMO_METRICS) -o $(DEMO_OUT)
+
+# The plan first (a dry run: this machine's measured speed, no answer made), then the job.
 demo: $(VENV)/.installed-local
-	$(BIN)/rag-judge sweep cmrc2018_zh_chunked --limit $(DEMO_LIMIT) --ks 1-10 \
-		--metrics $(DEMO_METRICS) -o $(DEMO_OUT)
+	$(DEMO_SWEEP) --dry-run
+	@echo "That is the plan for this machine; 'make demo DEMO_LIMIT=10' takes about half as long."
+	$(DEMO_SWEEP)
 
 demo-retrieval: $(VENV)/.installed
 	$(BIN)/rag-judge retrieval $(SAMPLE)/qrels.test $(SAMPLE)/results.test \
