@@ -10,7 +10,7 @@ demo*`` for the one key that starts with ``make demo``), ``[3]`` for a list's el
 ``[set=cmrc2018_zh_chunked;spending=pocock]`` for the one element of a list whose fields have
 these values; ``mean``, ``max`` or ``min`` before the selector combine every element they match.
 ``*100`` after the selector scales a fraction to the percent the text shows, ``/60`` seconds to
-minutes. The number checked is the last one before the comment on its line; it must equal the
+minutes, ``*-1`` a difference the text states as "below". The number checked is the last one before the comment on its line; it must equal the
 file's value rounded to the decimals shown (``1,733`` and ``0.92`` alike), so a re-run that
 changes the figure fails here until the page says the new one.
 """
@@ -28,7 +28,7 @@ import pytest
 from docs_site import DOCS, ROOT
 
 MARKER = re.compile(
-    r"<!-- fig (?P<path>\S+) (?P<selector>.+?)(?: (?P<scale>[*/]\d+(?:\.\d+)?))? -->"
+    r"<!-- fig (?P<path>\S+) (?P<selector>.+?)(?: (?P<scale>[*/]-?\d+(?:\.\d+)?))? -->"
 )
 NUMBER = re.compile(r"[-+−]?\d[\d,]*(?:\.\d+)?")
 SEGMENT = re.compile(r"\[(?P<inside>[^\]]*)\]|(?P<key>[^.\[\]]+)")
