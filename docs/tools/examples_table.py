@@ -22,8 +22,13 @@ STEP = "<!-- tutorial: "
 run -->`` (shell commands, exit status 0; ``run exit=N`` for another), ``<!-- tutorial: label
 -->`` (``rag-judge label``, whose page the test answers), ``<!-- tutorial: output -->`` (a
 recorded ``$ `` command and what it printed, run and compared verbatim)."""
+NOT_RUN = "<!-- not run: "
+"""How a block the tests do not run says why, on the line before it (hidden on the page):
+``<!-- not run: needs an OpenAI key -->``. Every command and other block has one (or is a
+tutorial step), so a reader can tell an example that was run from one that was not."""
 FENCE = re.compile(
     r"(?:^<!-- tutorial: (?P<step>[^\n]*?) -->\n)?"
+    r"(?:^<!-- not run: (?P<why>[^\n]*?) -->\n)?"
     r"^(?P<indent> *)(?P<fence>`{3,})(?P<info>[^`\n]*)\n(?P<body>.*?)^(?P=indent)(?P=fence)\s*$",
     re.M | re.S,
 )
@@ -32,6 +37,16 @@ FENCE = re.compile(
 def blocks(text: str) -> list[tuple[str, str]]:
     """The fenced blocks of a page, as (info string, body)."""
     return [(m["info"].strip(), m["body"]) for m in FENCE.finditer(text)]
+
+
+def unexplained(text: str) -> list[str]:
+    """The first line of each command or other block that is not run and does not say why."""
+    found = []
+    for m in FENCE.finditer(text):
+        kind = "tutorial" if m["step"] else kind_of(m["info"].strip(), m["body"])
+        if kind in ("command", "other") and not (m["why"] or "").strip():
+            found.append(m["body"].strip().splitlines()[0] if m["body"].strip() else "(empty)")
+    return found
 
 
 def steps(text: str) -> list[tuple[str, str]]:

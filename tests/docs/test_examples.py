@@ -131,3 +131,14 @@ def test_the_examples_page_counts_every_kind(tmp_path: Path) -> None:
     ]
     assert "b.md" not in EXAMPLES.census(tmp_path)
     assert "| [a.md](../a.md) | 1 | 1 | 1 | 1 | 0 |" in EXAMPLES.table(tmp_path, "reference/x.md")
+
+
+def test_every_example_that_is_not_run_says_why() -> None:
+    """A shell command, a script or a config block the tests do not run carries a hidden
+    ``<!-- not run: REASON -->`` line before it, so the page can say which examples ran."""
+    missing = {
+        page.relative_to(DOCS).as_posix(): found
+        for page in PAGES
+        if (found := EXAMPLES.unexplained(page.read_text(encoding="utf-8")))
+    }
+    assert missing == {}
