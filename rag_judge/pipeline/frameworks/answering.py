@@ -15,6 +15,7 @@ from typing import Any
 from rag_judge.core.errors import InputError, RagJudgeError
 from rag_judge.data.eval_sets import EvalQuery
 from rag_judge.pipeline.external.base import ExternalRagError, Retrieval, answer_text, to_passages
+from rag_judge.pipeline.external.where import described
 
 Ask = Callable[[str, int], tuple[object, list[Mapping[str, Any]]]]
 """``ask(question, k)``: the answer and the documents (as passage dicts) it was made from."""
@@ -60,5 +61,5 @@ class AnsweringRag:
             raise
         except Exception as error:  # the user's chain or engine: any failure, named by question
             raise ExternalRagError(
-                f"{self.name} failed on question {query.id!r} at k={k}: {error!r}"
+                f"{self.name} failed on question {query.id!r} at k={k}: {described(error)}"
             ) from error
