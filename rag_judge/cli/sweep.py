@@ -190,7 +190,8 @@ class SweepArgs:
 @click.option(
     "--support-probability",
     is_flag=True,
-    help="Also ask P(supported) per claim (one more call per claim; local models only).",
+    help="Generate path: also ask P(supported) per claim (one more call per claim; a model "
+    "that gives log-probabilities). The score path has it always: refused there.",
 )
 @no_cache_option()
 @calibration_option
@@ -244,6 +245,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     from rag_judge.data.eval_sets import load_eval_set
     from rag_judge.jobs.sweep.options import STATE_FILE, SweepOptions
     from rag_judge.jobs.sweep.plan import check_objective_fits
+    from rag_judge.judges.work import check_judge_options
     from rag_judge.report.sweep_report import FILES as REPORT_FILES
     from rag_judge.runtime.outputs import check_distinct, check_output_folder
 
@@ -266,6 +268,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
             field="until_decided",
         )
     target = options.scale.target(options.no_cache, settings, generator=True)
+    check_judge_options(job.judge, settings.judge_model)
     loaded = load_eval_set(options.eval_set)
     if job.objective is not None:
         check_objective_fits(loaded, job.objective.parts)

@@ -42,6 +42,26 @@ def default_mode(model: str) -> JudgeMode:
     return record.default_mode if record is not None else "generate"
 
 
+def check_judge_options(options: JudgeOptions, judge_model: str) -> None:
+    """Refuse knobs that do not apply to the path the judge will take with this model: a
+    ``support_probability`` on the ``score`` path, which computes P(supported) for every claim
+    anyway (it would change nothing, and say nothing).
+
+    Raises:
+        InputError: the first knob that does not apply.
+    """
+    from rag_judge.core.errors import InputError
+
+    mode = options.mode or default_mode(judge_model)
+    if options.support_probability and mode == "score":
+        raise InputError(
+            f"only applies to the generate path; the judge {judge_model} takes the score path, "
+            "which gives every claim its P(supported) already (drop --support-probability, or "
+            "add --judge-mode generate)",
+            field="support_probability",
+        )
+
+
 _AS_REPLY = {"en": "Question: {question}\nAnswer: {text}", "zh": "问题：{question}\n回答：{text}"}
 """How an answer (or reference) reads as a passage, per prompt language."""
 

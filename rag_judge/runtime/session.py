@@ -68,6 +68,11 @@ class Session:
         return self._client
 
     @property
+    def judge_name(self) -> str:
+        """The judge's ``provider/model``, known without building its client."""
+        return self._client.name if self._client is not None else self.settings.judge_model
+
+    @property
     def generator(self) -> ModelClient:
         """The generator's chat client (``generator_model`` at ``generator_server``): the
         judge's own client when both are one model on one server, so a local model is loaded

@@ -227,6 +227,7 @@ def test_a_typo_in_the_objective_fails_before_any_model_call(
          "needs completeness, which this set cannot give ("),
         (("--rag", "r.jsonl", "--rerank", "llm"), "not to your own RAG"),
         (("--rerank", "/no/such/model"), "unknown reranker '/no/such/model'"),
+        (("--support-probability", "--judge-mode", "score"), "only applies to the generate path"),
     ],
 )  # fmt: skip
 def test_what_cannot_apply_fails_before_any_index_or_model_call(

@@ -10,9 +10,10 @@ demo*`` for the one key that starts with ``make demo``), ``[3]`` for a list's el
 ``[set=cmrc2018_zh_chunked;spending=pocock]`` for the one element of a list whose fields have
 these values; ``mean``, ``max`` or ``min`` before the selector combine every element they match.
 ``*100`` after the selector scales a fraction to the percent the text shows, ``/60`` seconds to
-minutes, ``*-1`` a difference the text states as "below". The number checked is the last one before the comment on its line; it must equal the
-file's value rounded to the decimals shown (``1,733`` and ``0.92`` alike), so a re-run that
-changes the figure fails here until the page says the new one.
+minutes, ``*-1`` a difference the text states as "below". The number checked is the last one
+before the comment on its line; it must equal the file's value rounded to the decimals shown
+(``1,733`` and ``0.92`` alike), so a re-run that changes the figure fails here until the page
+says the new one.
 """
 
 from __future__ import annotations

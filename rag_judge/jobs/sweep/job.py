@@ -45,6 +45,7 @@ from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.rows import QuestionRun
 from rag_judge.jobs.sweep.run import Progress
 from rag_judge.jobs.sweep.until_decided import questions_allowed, sweep_until_decided
+from rag_judge.judges.work import check_judge_options
 from rag_judge.runtime.events import QUIET, Callbacks, Events
 from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
 from rag_judge.runtime.executors.batched import Stage
@@ -78,6 +79,7 @@ async def sweep_job(
         InputError: a calibration profile that does not fit the session's judge (before any
             call), or what the eval set, the RAG or the index refuse.
     """
+    check_judge_options(options.judge, session.judge_name)
     profile = _profile(options, session)
     in_process = not isinstance(executor, OnRay | Batch)
     if options.until_decided and not in_process:
