@@ -143,8 +143,8 @@ def _manifest(
             f"Synthetic questions written by {run.model} from {len(source.documents)} documents "
             f"in {documents_path} ({len(run.chunks)} passages), kept by the filters in "
             "'synth'. Questions a model wrote are easier or harder than people's in ways that "
-            "are measured, not assumed: see the manual's 'Your own documents' "
-            "(docs/tutorials/own-documents.md)."
+            "are measured, not assumed: see the manual's measurements "
+            "(docs/measurements.md#how-far-synthetic-questions-can-be-trusted)."
         ),
         "source": f"rag-judge synth {documents_path}",
         "licence": "the documents' own (see LICENSE.md)",
