@@ -105,7 +105,7 @@ def _run_compare_scores(
     """The comparison of the two files, and the gate's checks on NEW."""
     from rag_judge.jobs.compare_scores.comparison import compare_scores
     from rag_judge.jobs.compare_scores.files import read_score_file
-    from rag_judge.jobs.compare_scores.gate import run_gate
+    from rag_judge.jobs.compare_scores.gate import Gate, run_gate
 
     gate, metrics = options.gate, options.metrics
     before, after = read_score_file(options.base), read_score_file(options.new)
@@ -120,13 +120,11 @@ def _run_compare_scores(
     )
     checks = run_gate(
         after,
-        bounds=bounds,
-        on="ci_low" if gate.gate_on == "ci-low" else "mean",
+        Gate(bounds, "ci_low" if gate.gate_on == "ci-low" else "mean", gate.margin,
+             gate.allow_unjudged),
         comparison=comparison if gate.fail_if_worse else None,
         base=before,
-        margin=gate.margin,
-        allow_unjudged=gate.allow_unjudged,
         n_resamples=options.resamples,
         seed=options.seed,
-    )
+    )  # fmt: skip
     return comparison, checks

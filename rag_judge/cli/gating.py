@@ -84,19 +84,12 @@ class ScoreGate:
         """The checks on this run's records (and against the baseline on the metrics both have)."""
         from rag_judge.jobs.compare_scores.comparison import compare_scores
         from rag_judge.jobs.compare_scores.files import score_records
-        from rag_judge.jobs.compare_scores.gate import run_gate
+        from rag_judge.jobs.compare_scores.gate import Gate, run_gate
 
         new = score_records(records, source)
         comparison = None
         if self.baseline is not None:
             comparison = compare_scores(self.baseline, new)
         on: GateOn = "ci_low" if self.on == "ci-low" else "mean"
-        return run_gate(
-            new,
-            bounds=self.bounds,
-            on=on,
-            comparison=comparison,
-            base=self.baseline,
-            margin=self.margin,
-            allow_unjudged=self.allow_unjudged,
-        )
+        gate = Gate(self.bounds, on, self.margin, self.allow_unjudged)
+        return run_gate(new, gate, comparison=comparison, base=self.baseline)

@@ -180,22 +180,35 @@ def judged_checks(
     return checks
 
 
+@dataclass(frozen=True)
+class Gate:
+    """What a gate checks: bounds on the means (or their CIs' lower ends), "not worse" within a
+    margin, and whether rows that could not be judged may pass."""
+
+    bounds: Mapping[str, float] | None = None
+    """``--fail-under``: metric → the bound its mean must reach."""
+    on: GateOn = "mean"
+    """``--gate-on``: the mean, or its CI's lower end."""
+    margin: float = 0.0
+    """``--margin``: a drop counts only when the whole CI lies below −margin."""
+    allow_unjudged: bool = False
+    """``--allow-unjudged``: rows that could not be judged are counted, and do not fail it."""
+
+
 def run_gate(
     new: ScoreFile,
+    gate: Gate = Gate(),
     *,
-    bounds: Mapping[str, float] | None = None,
-    on: GateOn = "mean",
     comparison: ScoreComparison | None = None,
     base: ScoreFile | None = None,
-    margin: float = 0.0,
-    allow_unjudged: bool = False,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> list[Check]:
-    """Every check asked for: ``bounds`` on NEW's means (all its scored rows), and, given a
-    ``comparison`` with a baseline, "not worse" on each of its metrics; before them, that
-    every gated row of NEW (and of ``base``, for the comparison's metrics) was judged."""
+    """Every check ``gate`` asks for: its bounds on NEW's means (all its scored rows), and,
+    given a ``comparison`` with a baseline, "not worse" on each of its metrics; before them,
+    that every gated row of NEW (and of ``base``, for the comparison's metrics) was judged."""
+    bounds, on, margin, allow_unjudged = gate.bounds, gate.on, gate.margin, gate.allow_unjudged
     gated = [m for m in (bounds or {}) if m in new.metrics]
     compared = [c.metric for c in comparison.metrics] if comparison is not None else []
     files = {"NEW": new} if base is None or not compared else {"NEW": new, "BASE": base}

@@ -16,7 +16,7 @@ from rag_judge.cli import main
 from rag_judge.core.errors import InputError
 from rag_judge.jobs.compare_scores.comparison import compare_scores
 from rag_judge.jobs.compare_scores.files import read_score_file, score_records
-from rag_judge.jobs.compare_scores.gate import parse_bounds, run_gate
+from rag_judge.jobs.compare_scores.gate import Gate, parse_bounds, run_gate
 
 
 def record(i: int, value: float | None, status: str = "ok", **metrics: Any) -> dict[str, Any]:
@@ -123,13 +123,13 @@ def test_a_row_without_a_result_for_the_metric_is_not_judged() -> None:
     rows = base_records()
     del rows[0]["results"]["faithfulness"]
     rows[0]["results"]["exact_match"] = {"metric": "exact_match", "value": 1.0, "status": "ok"}
-    checks = run_gate(score_records(rows, "x"), bounds={"faithfulness": 0.5})
+    checks = run_gate(score_records(rows, "x"), Gate(bounds={"faithfulness": 0.5}))
     assert [c.passed for c in checks] == [False, True]
     assert "1 of 30 rows of NEW could not be judged (no result 1; first: 'q0')" in (
         checks[0].message
     )
     no_claims = [record(0, None, "no_claims"), *base_records()[1:]]
-    checks = run_gate(score_records(no_claims, "x"), bounds={"faithfulness": 0.5})
+    checks = run_gate(score_records(no_claims, "x"), Gate(bounds={"faithfulness": 0.5}))
     assert checks[0].passed  # nothing to judge is no failure of the run
     assert checks[0].message == "rows judged: NEW 30 of 30"  # one had nothing to judge
 
