@@ -1,12 +1,16 @@
-"""The manual builds with ``mkdocs build --strict``, and its CLI reference misses no option."""
+"""The manual builds with ``mkdocs build --strict``, its CLI and settings references miss nothing,
+and its pages fit a desktop's and a phone's screen in a real browser."""
 
 from __future__ import annotations
 
 import html
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import click
+import pytest
 from docs_site import commands, options
 
 from rag_judge.cli import main
@@ -108,3 +112,45 @@ def test_the_settings_reference_lists_every_setting_and_extra(built_site: Path) 
     for extra in extras["project"]["optional-dependencies"]:
         if extra not in ("dev", "docs", "bench"):
             assert re.search(rf"\b{extra}\b", text), f"extra {extra} is not in the table"
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+MEASURE = """<script>
+window.addEventListener("load", () => {
+  document.body.setAttribute("data-measured",
+    `page=${document.documentElement.scrollWidth} view=${window.innerWidth} ` +
+    `tables=${document.querySelectorAll("article table").length}`);
+});
+</script></body>"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (make test does)")
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+@pytest.mark.parametrize(
+    "page",
+    ["getting-started", "install", "reference/settings", "reference/glossary", "measurements",
+     "how-to/judge-models"],
+)  # fmt: skip
+def test_a_page_fits_the_screen_in_a_real_browser(
+    built_site: Path, tmp_path: Path, page: str, width: int
+) -> None:
+    """Opened in headless Chromium at a desktop's and a phone's width, the page is no wider
+    than the screen (a wide table scrolls inside its own box, as the theme wraps it), and its
+    tables are there."""
+    source = built_site / page / "index.html"
+    probe = source.with_name("probe.html")
+    probe.write_text(source.read_text(encoding="utf-8").replace("</body>", MEASURE, 1))
+    assert CHROMIUM is not None
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         f"--window-size={width},900", "--virtual-time-budget=5000", "--dump-dom",
+         probe.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    found = re.search(r'data-measured="page=(\d+) view=(\d+) tables=(\d+)"', dom)
+    assert found is not None, dom[:300]
+    page_width, view, tables = map(int, found.groups())
+    assert view == width
+    assert page_width <= view, f"{page} is {page_width} px wide on a {view} px screen"
+    if page != "reference/glossary":
+        assert tables > 0
