@@ -124,8 +124,13 @@ window.addEventListener("load", () => {
 </script></body>"""
 
 
+NARROWEST = 500
+"""Headless Chromium lays a page out no narrower than this (a phone held sideways; a phone held
+upright is 360-430 px, which only device emulation reaches)."""
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (make test does)")
-@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+@pytest.mark.parametrize("width", [1280, NARROWEST], ids=["desktop", "phone"])
 @pytest.mark.parametrize(
     "page",
     ["getting-started", "install", "reference/settings", "reference/glossary", "measurements",
@@ -134,7 +139,7 @@ window.addEventListener("load", () => {
 def test_a_page_fits_the_screen_in_a_real_browser(
     built_site: Path, tmp_path: Path, page: str, width: int
 ) -> None:
-    """Opened in headless Chromium at a desktop's and a phone's width, the page is no wider
+    """Opened in headless Chromium at a desktop's width and its narrowest, the page is no wider
     than the screen (a wide table scrolls inside its own box, as the theme wraps it), and its
     tables are there."""
     source = built_site / page / "index.html"
