@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from collections.abc import Iterable
 
@@ -99,3 +101,30 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         if secret and secret != PLACEHOLDER_KEY and len(secret) >= 4:
             text = text.replace(secret, "***")
     return text
+
+
+def server_said(body: bytes, limit: int = 200) -> str:
+    """A server's error body in one short line: a JSON error's message, an HTML page's title
+    (or its text without tags), else the text itself, whitespace collapsed.
+
+    >>> server_said(b'<html><head><title>404 Not Found</title></head><body><h1>Not Found'
+    ...             b'</h1>\\n<p>The requested URL was not found.</p></body></html>')
+    '404 Not Found'
+    >>> server_said(b'{"error": {"message": "no such route", "type": "invalid_request"}}')
+    'no such route'
+    """
+    text = body.decode("utf-8", "replace")
+    try:
+        found = json.loads(text)
+    except ValueError:
+        found = None
+    if isinstance(found, dict):
+        error = found.get("error", found.get("detail"))
+        message = error.get("message") if isinstance(error, dict) else error
+        if isinstance(message, str) and message.strip():
+            text = message
+    elif text.lstrip().startswith("<"):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.S | re.I)
+        text = title.group(1) if title else re.sub(r"<[^>]+>", " ", text)
+    text = " ".join(html.unescape(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -10,9 +10,7 @@ handful of calls, each run in a thread so the event loop keeps going.
 
 from __future__ import annotations
 
-import html
 import json
-import re
 import urllib.error
 import urllib.request
 import uuid
@@ -20,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_judge.backends.errors import BackendError, redact
+from rag_judge.backends.errors import BackendError, redact, server_said
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 """Batch statuses after which nothing more will finish."""
@@ -124,7 +122,7 @@ class BatchAPI:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:
                 body = response.read()
         except urllib.error.HTTPError as error:
-            text = redact(what_it_said(error.read()), (self._key,))
+            text = redact(server_said(error.read()), (self._key,))
             hint = (
                 f"; {self.base} has no Batch API (llama.cpp's and llama-cpp-python's servers "
                 "have none): run without --batch"
@@ -138,33 +136,6 @@ class BatchAPI:
         except (urllib.error.URLError, TimeoutError, OSError) as error:
             raise BackendError(f"batch API {method} {path}: {error}", transient=True) from None
         return body if raw else json.loads(body)
-
-
-def what_it_said(body: bytes, limit: int = 200) -> str:
-    """A server's error body in one short line: a JSON error's message, an HTML page's title
-    (or its text without tags), else the text itself, whitespace collapsed.
-
-    >>> what_it_said(b'<html><head><title>404 Not Found</title></head><body><h1>Not Found'
-    ...              b'</h1>\\n<p>The requested URL was not found.</p></body></html>')
-    '404 Not Found'
-    >>> what_it_said(b'{"error": {"message": "no such route", "type": "invalid_request"}}')
-    'no such route'
-    """
-    text = body.decode("utf-8", "replace")
-    try:
-        found = json.loads(text)
-    except ValueError:
-        found = None
-    if isinstance(found, dict):
-        error = found.get("error", found.get("detail"))
-        message = error.get("message") if isinstance(error, dict) else error
-        if isinstance(message, str) and message.strip():
-            text = message
-    elif text.lstrip().startswith("<"):
-        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.S | re.I)
-        text = title.group(1) if title else re.sub(r"<[^>]+>", " ", text)
-    text = " ".join(html.unescape(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _state(reply: Mapping[str, Any]) -> BatchState:

@@ -29,6 +29,7 @@ from rag_judge.backends.errors import (
     BackendUnavailable,
     classify_status,
     redact,
+    server_said,
 )
 from rag_judge.backends.providers.openai_backend import DEFAULT_BASE_URL, retry_after_of
 from rag_judge.backends.providers.openai_methods import ShapedChat, ShapedEmbedder
@@ -203,7 +204,7 @@ class _HTTPBase:
         headers_only = aiohttp.ClientResponseError(
             response.request_info, response.history, status=status, headers=response.headers
         )
-        message = _error_message(raw)
+        message = server_said(raw, limit=_MAX_ERROR_CHARS)
         return self._error(
             f"HTTP error: {status} {message}",
             transient=classify_status(status, message),
@@ -223,14 +224,6 @@ def _env_proxy(url: str) -> str | None:
     if urllib.request.proxy_bypass(host):
         return None
     return urllib.request.getproxies().get(scheme.lower())
-
-
-def _error_message(raw: bytes) -> str:
-    """``error.message`` of an OpenAI-style error body, else the start of the body."""
-    try:
-        return str(_loads(raw)["error"]["message"])
-    except (ValueError, KeyError, TypeError):
-        return raw[:_MAX_ERROR_CHARS].decode("utf-8", "replace")
 
 
 class HTTPChat(ShapedChat, _HTTPBase):

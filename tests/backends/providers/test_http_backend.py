@@ -273,7 +273,7 @@ def test_usage_absent_or_odd_is_unreported_not_free(
         (http_reply("200 OK", b"[]"), None, True, "malformed reply"),
         (http_reply("200 OK", b"null"), None, True, "malformed reply"),
         (http_reply("200 OK", b"<html>"), None, True, "malformed response body"),
-        (http_reply("502 Bad Gateway", b"<html>proxy</html>"), 502, True, "<html>proxy"),
+        (http_reply("502 Bad Gateway", b"<html>proxy</html>"), 502, True, "502 proxy"),
         (http_reply("404 Not Found", b'{"error": {"message": "no"}}'), 404, False, "404 no"),
     ],
     ids=["truncated-body", "no-choices", "null", "not-json", "html-502", "404"],
@@ -376,3 +376,15 @@ def test_proxy_from_the_environment_is_looked_up_once(monkeypatch: pytest.Monkey
     assert http_backend._env_proxy("http://127.0.0.1:8000/v1") is None
     monkeypatch.setenv("no_proxy", "api.openai.com")
     assert http_backend._env_proxy("https://api.openai.com/v1") is None
+
+
+def test_an_html_error_page_is_named_by_its_title() -> None:
+    """A web server or proxy in front of the model answers with a page: the error says its
+    title in one line, not the page's markup."""
+    from html_error_server import HTML_404
+
+    error = asyncio.run(complete_against(http_reply("404 Not Found", HTML_404)))
+    assert "HTTP error: 404 404 Not Found" in str(error)
+    assert "<" not in str(error)
+    assert "\n" not in str(error)
+    assert error.status_code == 404

@@ -224,41 +224,15 @@ def test_a_server_without_a_batch_api_is_named_and_nothing_is_judged(tmp_path: P
         plain.stop()
 
 
-HTML_404 = (
-    b"<!DOCTYPE html>\n<html>\n<head>\n<title>404 Not Found</title>\n</head>\n<body>\n"
-    b"<h1>Not Found</h1>\n<p>The requested URL was not found on this server.</p>\n"
-    b"<hr>\n<address>nginx</address>\n</body>\n</html>\n"
-)
-
-
-def test_a_server_that_answers_with_an_html_page_is_one_line(tmp_path: Path) -> None:
+def test_a_server_that_answers_with_an_html_page_is_one_line() -> None:
     """A proxy's HTML error page is named by its title, not pasted into the error."""
-    import http.server
-    import threading
+    from html_error_server import html_error_server
 
     from rag_judge.backends.batch.batch_api import BatchAPI
     from rag_judge.backends.errors import BackendError
 
-    class Html404(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(404)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(HTML_404)))
-            self.end_headers()
-            self.wfile.write(HTML_404)
-
-        def log_message(self, *_: object) -> None:
-            """Quiet."""
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html404)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        with pytest.raises(BackendError) as raised:
-            BatchAPI(base, None, timeout=10).check()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with html_error_server() as base, pytest.raises(BackendError) as raised:
+        BatchAPI(base, None, timeout=10).check()
     message = str(raised.value)
     assert "\n" not in message
     assert "HTTP 404: 404 Not Found; " in message
