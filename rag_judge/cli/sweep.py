@@ -52,6 +52,8 @@ class SweepArgs:
     retriever: str
     rerank: str | None
     rerank_depth: int
+    chunk: str | None
+    grid: tuple[str, ...]
     rag: str | None
     metrics: str
     limit: int | None
@@ -113,11 +115,28 @@ class SweepArgs:
     help="Candidates the reranker re-scores per question.",
 )
 @click.option(
+    "--chunk",
+    metavar="SIZE[/OVERLAP]",
+    help="Re-cut the set's documents into windows of whole sentences of at most SIZE "
+    "characters, each starting OVERLAP sentences (default 1) before the previous one ended; "
+    "passages keep their document's id. Default: the set's own chunking.",
+)
+@click.option(
+    "--grid",
+    metavar="AXIS=V1,V2",
+    multiple=True,
+    help="Sweep a grid of configurations, each at every k, and decide the configuration and k "
+    "together (repeatable): retriever=bm25,dense,hybrid; rerank=none,llm,PATH; "
+    "chunk=set,400/1,200/1; or rag=SPEC1,SPEC2 (your own RAGs). Writes grid.png and a "
+    "per-question table with a configuration column.",
+)
+@click.option(
     "--rag",
     metavar="SPEC",
     help="Sweep your own RAG: module:attr (a function, a LangChain retriever or chain, a "
     "LlamaIndex retriever or query engine), a .jsonl of retrievals (and answers), or an "
-    "http(s):// endpoint; --retriever, --rerank and --rerank-depth do not apply (refused).",
+    "http(s):// endpoint; --retriever, --rerank, --rerank-depth and --chunk do not apply "
+    "(refused).",
 )
 @metrics_option
 @limit_option("Sweep only the first N questions.")
@@ -219,6 +238,9 @@ def sweep(**params: Any) -> None:
 
     options = SweepArgs.from_params(params)
     settings, job, target, loaded = _checked(options)
+    if job.grid is not None:
+        _grid(options, settings, job, target, loaded)
+        return
     if options.dry_run:
         _dry_run(options, settings, job, loaded)
         return
@@ -246,6 +268,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     from rag_judge.jobs.sweep.options import STATE_FILE, SweepOptions
     from rag_judge.jobs.sweep.plan import check_objective_fits
     from rag_judge.judges.work import check_judge_options
+    from rag_judge.report.grid_report import FILES as GRID_FILES
     from rag_judge.report.sweep_report import FILES as REPORT_FILES
     from rag_judge.runtime.outputs import check_distinct, check_output_folder
 
@@ -259,6 +282,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
             "mode": judging.mode,
             "reasons": judging.reasons,
             "few_shot": read_few_shot(options.few_shot),
+            "grid": options.grid or None,
         }
     )
     if job.until_decided and (options.scale.batch or options.scale.executor != "local"):
@@ -276,7 +300,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
     rag_file = Path(rag) if rag and not rag.startswith(("http://", "https://")) else None
     check_distinct(
         {"--rag": rag_file if rag_file is not None and rag_file.is_file() else None},
-        {f"-o {name}": output / name for name in (*REPORT_FILES, STATE_FILE)},
+        {f"-o {name}": output / name for name in (*REPORT_FILES, *GRID_FILES, STATE_FILE)},
     )
     if not options.no_cache:
         check_output_folder(settings.cache_dir, what="cache directory")
@@ -319,6 +343,55 @@ def _run_sweep(
     with progress_step("building the index") as step:
         events = StepEvents(step, on_ray=target is not None, renamed="questions swept")
         return asyncio.run(sweep_job(chosen, session, job, executor=executor, events=events))
+
+
+def _grid(
+    options: SweepArgs,
+    settings: Settings,
+    job: SweepOptions,
+    target: RayTarget | None,
+    loaded: EvalSet,
+) -> None:
+    """``sweep --grid``: plan it (``--dry-run``), or sweep every configuration at every k, write
+    the grid's report and decide the configuration and k."""
+    import asyncio
+
+    from rag_judge.cli.progress import progress_step
+    from rag_judge.jobs.grid.job import grid_job
+    from rag_judge.jobs.sweep.options import STATE_FILE
+    from rag_judge.report.grid_report import write_grid_report
+    from rag_judge.runtime.session import open_session
+
+    if options.dry_run:
+        from rag_judge.jobs.grid.dry_run import grid_dry_run
+
+        plan_session = open_session(settings, cache=False, embeddings=options.embeddings)
+        chosen = loaded if job.limit is None else loaded.limit(job.limit)
+        planned = asyncio.run(grid_dry_run(chosen, plan_session, job))
+        click.echo("\n".join(planned.lines()))
+        return
+    session = open_session(settings, cache=not options.no_cache, embeddings=options.embeddings)
+    executor = executor_for(target, options.scale.batch, options.output / STATE_FILE)
+    eval_set = options.eval_set if target is not None else loaded
+    with progress_step("building the indexes") as step:
+        events = StepEvents(step, on_ray=target is not None, renamed="questions swept")
+        run = asyncio.run(grid_job(eval_set, session, job, executor=executor, events=events))
+    if options.scale.batch:
+        echo_stages(run.stages, options.output / STATE_FILE)
+    result = run.result
+    report = write_grid_report(result, options.output, title=f"{loaded.name} configuration sweep")
+    click.echo(report.markdown_path.read_text(encoding="utf-8"))
+
+    def tracked() -> TrackedRun:
+        from rag_judge.integrations.logged_runs import grid_run
+
+        return grid_run(result, report.paths, eval_set=loaded.name, options=job)
+
+    log_to_mlflow(options.mlflow, tracked, options.output)
+    reasons = [r.nothing_judged() for r in result.results.values()]
+    if reasons and all(reason is not None for reason in reasons):
+        click.echo(f"error: {reasons[0]}; the tables are written, but decide nothing", err=True)
+        sys.exit(NOTHING_JUDGED)
 
 
 def _tracked(

@@ -18,6 +18,7 @@ from typing import Any
 from rag_judge.calibration.report_types import CalibrationReport
 from rag_judge.core.redact import redact_url
 from rag_judge.integrations.tracking_store import Metric, TrackedRun
+from rag_judge.jobs.grid.result import GridResult
 from rag_judge.jobs.score.result import EvaluationResult
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
@@ -66,6 +67,58 @@ def sweep_run(
         tags |= {f"{TAG}.decision": decision.headline, NOTE: decision.sentence}
     name = title or f"{eval_set} k-sweep"
     return TrackedRun(EXPERIMENTS["sweep"], name, params, tags, metrics, tuple(artifacts))
+
+
+def grid_run(
+    result: GridResult,
+    artifacts: Sequence[Path],
+    *,
+    eval_set: str,
+    options: SweepOptions,
+    title: str = "",
+) -> TrackedRun:
+    """A configuration sweep as one MLflow run: each configuration's figures under its own name
+    (``answer_f1.retriever_dense``, step k), the decision's per arm, the recommended
+    configuration and k as parameters; ``artifacts`` hold the per-question table."""
+    decision = result.decision
+    found = {} if decision is None else decision.to_json()
+    params = {
+        "eval_set": eval_set,
+        "grid": str(result.grid),
+        "configurations": str(len(result.configurations)),
+        "ks": ",".join(map(str, result.ks)),
+        **_option_params(options),
+        **{f"decision.{k}": _text(found.get(k)) for k in _GRID_DECISION_PARAMS},
+    }
+    rows = [
+        {**{str(k): v for k, v in row.items()}, "metric": f"{row['metric']}.{row['configuration']}"}
+        for row in result.summary().to_dict("records")
+    ]
+    metrics = list(_summary_metrics(rows, by_k=True))
+    for entry in found.get("per_k", ()):
+        suffix = f".{entry['configuration']}"
+        for key, value in (
+            ("decision.objective", entry["mean"]),
+            ("decision.regret_bound", entry["regret_bound"]),
+            ("decision.cost", entry["cost"]),
+        ):
+            if (number := _number(value)) is not None:
+                metrics.append(Metric(key + suffix, number, int(entry["k"])))
+    tags = {f"{TAG}.command": "sweep --grid"}
+    if decision is not None:
+        tags |= {f"{TAG}.decision": decision.headline, NOTE: decision.sentence}
+    name = title or f"{eval_set} configuration sweep"
+    return TrackedRun(EXPERIMENTS["sweep"], name, params, tags, metrics, tuple(artifacts))
+
+
+_GRID_DECISION_PARAMS = (
+    "objective",
+    "recommended_configuration",
+    "recommended_arm_k",
+    "margin",
+    "confidence",
+    "n_questions",
+)
 
 
 def _option_params(options: SweepOptions) -> dict[str, str]:

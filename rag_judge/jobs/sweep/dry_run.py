@@ -262,8 +262,11 @@ class DryRun:
         return out
 
 
-async def dry_run_job(loaded: EvalSet, session: Session, options: SweepOptions) -> DryRun:
-    """The plan for sweeping ``loaded`` (already limited) with the session's models."""
+async def dry_run_job(
+    loaded: EvalSet, session: Session, options: SweepOptions, *, speed: Speed | None = None
+) -> DryRun:
+    """The plan for sweeping ``loaded`` (already limited) with the session's models (the
+    embedded model's ``speed`` measured now unless given)."""
     from rag_judge.backends.wrapper.ledger import price_per_token
     from rag_judge.jobs.sweep.plan import check_objective_fits
     from rag_judge.judges.work import default_mode
@@ -278,12 +281,14 @@ async def dry_run_job(loaded: EvalSet, session: Session, options: SweepOptions) 
     contexts, passages = await _contexts(questions, session, options)
     backend = session.generator.backend
     count: Callable[[str], int] = approximate_tokens
-    speed = None
     if (provider := provider_of(backend.name)) is not None and provider.measured_here:
         local = backend
         count = lambda text: count_tokens(local, text)  # noqa: E731
-        measured = measure_speed(local)
-        speed = Speed(measured.prefill_per_second, measured.decode_per_second)
+        if speed is None:
+            measured = measure_speed(local)
+            speed = Speed(measured.prefill_per_second, measured.decode_per_second)
+    else:
+        speed = None
     record = provider_of(judge)
     price = price_per_token(judge) if record is not None and record.priced else None
     plan = plan_cost(
@@ -305,7 +310,9 @@ async def _contexts(
     if options.rag is None and options.retriever == "bm25" and options.rerank is None:
         from rag_judge.jobs.sweep.in_process import build_rag
 
-        built = await build_rag(loaded, session, retriever="bm25", needs_embedder=False)
+        built = await build_rag(
+            loaded, session, retriever="bm25", chunk=options.chunk, needs_embedder=False
+        )
         hits = await built.retriever.search([q.question for q in loaded.queries], options.ks[-1])
         texts = {c.id: c.text for c in built.chunks}
         found = {q.id: [texts[h.chunk_id] for h in ranked] for q, ranked in zip(

@@ -21,7 +21,7 @@ from rag_judge.jobs.sweep.result import SweepResult
 from rag_judge.jobs.sweep.run import sweep_questions
 from rag_judge.judges import JUDGES
 from rag_judge.pipeline.base import Retriever
-from rag_judge.pipeline.build import build_retriever, eval_set_chunks
+from rag_judge.pipeline.build import ChunkSize, build_retriever, sized_chunks
 from rag_judge.pipeline.chunking import Chunk
 from rag_judge.pipeline.external.base import ExternalRag
 from rag_judge.runtime.events import QUIET, Events
@@ -43,11 +43,12 @@ async def build_rag(
     session: Session,
     *,
     retriever: str = "bm25",
+    chunk: ChunkSize | None = None,
     needs_embedder: bool,
 ) -> RagUnderTest:
-    """Chunk the corpus (as the set's manifest says, else the default) and build the named
-    retriever, with indexes cached on disk."""
-    chunks = eval_set_chunks(eval_set)
+    """Chunk the corpus (re-cut to ``chunk``, else as the set's manifest says, else the
+    default) and build the named retriever, with indexes cached on disk."""
+    chunks = sized_chunks(eval_set, chunk)
     embedder = None
     if needs_embedder or retriever != "bm25":
         embedder = session.embedder_for(eval_set.language)
@@ -106,7 +107,11 @@ async def prepare_sweep(loaded: EvalSet, session: Session, options: SweepOptions
         rag = external_rag(options.rag, timeout=session.settings.timeout)
         return PreparedSweep(session, rag, embedder)
     built = await build_rag(
-        loaded, session, retriever=options.retriever, needs_embedder=needs_embedder
+        loaded,
+        session,
+        retriever=options.retriever,
+        chunk=options.chunk,
+        needs_embedder=needs_embedder,
     )
     check_ks_fit(options.ks, len(built.chunks))
     if options.rerank is not None:

@@ -25,6 +25,7 @@ from rag_judge.calibration.profile import CalibrationProfile
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
 from rag_judge.jobs.calibrate.fit_profile import apply_profile_to_sweep, profile_for_run
+from rag_judge.jobs.sweep.decision.arms import ArmNames
 from rag_judge.jobs.sweep.decision.decide import decide_table
 from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.objective import choose_objective
@@ -79,6 +80,12 @@ async def sweep_job(
         InputError: a calibration profile that does not fit the session's judge (before any
             call), or what the eval set, the RAG or the index refuse.
     """
+    if options.grid is not None:
+        raise InputError(
+            "a grid is a configuration sweep: run it with sweep_grid (Python) or "
+            "rag-judge sweep --grid",
+            field="grid",
+        )
     check_judge_options(options.judge, session.judge_name)
     profile = _profile(options, session)
     in_process = not isinstance(executor, OnRay | Batch)
@@ -136,11 +143,13 @@ def decided(
     *,
     kept: bool = True,
     horizon: int | None = None,
+    names: ArmNames | None = None,
 ) -> SweepResult:
     """``result`` holding its decision by ``options``, as the next of the sweep's ``looks`` (None:
     no record, the decision's confidence is this look's alone); a run until decided is decided
     over the ks still in at its last look, with its record. ``kept``: the looks are recorded;
-    ``horizon``: the most questions there are (what more questions can be planned within)."""
+    ``horizon``: the most questions there are (what more questions can be planned within);
+    ``names``: a configuration sweep's arms (its ``k`` column holds their numbers)."""
     active = record.looks[-1].active if record is not None and record.looks else result.ks
     frame = result.per_question[result.per_question["k"].isin(active)]
     decision = decide_table(
@@ -151,6 +160,7 @@ def decided(
         confidence=options.confidence,
         looks=looks,
         limit=horizon,
+        names=names,
     )
     if looks is None or not kept:
         decision = replace(
@@ -269,6 +279,46 @@ async def asweep(
     >>> str(result.decision.objective.used), result.decision.n_questions  # F1 costs no call
     ('answer_f1', 2)
     """
+    chosen, session, events = session_and_options(
+        options,
+        values,
+        model=model, generator=generator, judge=judge, embeddings=embeddings,
+        base_url=base_url, generator_base_url=generator_base_url, judge_base_url=judge_base_url,
+        concurrency=concurrency, cache=cache, settings=settings, client=client,
+        generator_client=generator_client, progress=progress, on_question=on_question,
+        on_start=on_start,
+    )  # fmt: skip
+    run = await sweep_job(eval_set, session, chosen, events=events)
+    return run.result
+
+
+def session_and_options(
+    options: SweepOptions | None,
+    values: dict[str, Any],
+    *,
+    model: str | None = None,
+    generator: str | None = None,
+    judge: str | None = None,
+    embeddings: str | None = None,
+    base_url: str | None = None,
+    generator_base_url: str | None = None,
+    judge_base_url: str | None = None,
+    concurrency: int | None = None,
+    cache: CacheChoice = True,
+    settings: Settings | None = None,
+    client: ModelClient | None = None,
+    generator_client: ModelClient | None = None,
+    progress: Progress | None = None,
+    on_question: Callable[[QuestionRun], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> tuple[SweepOptions, Session, Events]:
+    """What the keyword forms (:func:`asweep`, :func:`~rag_judge.jobs.grid.job.asweep_grid`)
+    hand their job: the options (given whole, or built from ``values``), the session of the
+    models named, and the callbacks as events (see :func:`asweep` for each argument).
+
+    Raises:
+        InputError: both options and their keywords, or an unknown or wrong option.
+    """
     if options is not None and values:
         raise InputError(
             f"give options or their keywords, not both (got {', '.join(sorted(values))})",
@@ -289,13 +339,8 @@ async def asweep(
     session = open_session(
         chosen, cache=cache, client=client, generator=generator_client, embeddings=embeddings
     )
-    run = await sweep_job(
-        eval_set,
-        session,
-        chosen_options,
-        events=Callbacks(started=on_start, finished=_each_question(progress, on_question)),
-    )
-    return run.result
+    events = Callbacks(started=on_start, finished=_each_question(progress, on_question))
+    return chosen_options, session, events
 
 
 def _each_question(

@@ -48,6 +48,8 @@ def record_key(eval_set: EvalSet, options: SweepOptions, session: Session) -> st
         "rerank": options.rerank,
         "rerank_depth": options.rerank_depth,
         "rag": rag if isinstance(rag, str) or rag is None else type(rag).__qualname__,
+        **({} if options.chunk is None else {"chunk": str(options.chunk)}),
+        **({} if options.grid is None else {"grid": str(options.grid)}),
         "generator": session.settings.generator_model,
         "judge": session.settings.judge_model,
         "mode": options.judge.mode,

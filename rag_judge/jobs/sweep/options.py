@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_judge.core.errors import InputError
+from rag_judge.jobs.grid.axes import PIPELINE_AXES, Grid
 from rag_judge.jobs.sweep.budget import Budget
 from rag_judge.jobs.sweep.decision.defaults import (
     DEFAULT_CONFIDENCE,
@@ -29,6 +30,7 @@ from rag_judge.jobs.sweep.decision.defaults import (
 from rag_judge.jobs.sweep.decision.objective import Objective
 from rag_judge.jobs.sweep.plan import MAX_K, parse_ks
 from rag_judge.judges import DEFAULT_METRICS, JUDGES, JudgeOptions, get_judges
+from rag_judge.pipeline.build import ChunkSize
 
 STATE_FILE = "batches.json"
 """The batch ids of a batched sweep, inside its output folder."""
@@ -67,6 +69,9 @@ class SweepOptions:
     """Rerank the top ``rerank_depth`` by the model (``llm``) or a cross-encoder's path."""
     rerank_depth: int = DEFAULT_RERANK_DEPTH
     """Candidates the reranker re-scores per question."""
+    chunk: ChunkSize | None = None
+    """The built-in pipeline's passages re-cut from the set's documents (a text such as
+    ``"400/1"``: size in characters, overlap in sentences); None: the set's own chunking."""
     rag: str | object | None = None
     """The user's RAG instead of ours: ``module:attr``, a ``.jsonl`` or a URL; or, from Python,
     the object itself: a LangChain retriever or chain, a LlamaIndex retriever or query engine,
@@ -87,6 +92,10 @@ class SweepOptions:
     as ``"30m"`` or ``"200k-tokens"`` is parsed)."""
     step: int = DEFAULT_STEP
     """``until_decided``: questions added between two looks."""
+    grid: Grid | None = None
+    """Sweep every configuration of this grid at every k and decide over all of them (a
+    configuration sweep, :mod:`rag_judge.jobs.grid`); texts such as ``["retriever=bm25,dense"]``
+    or a mapping are parsed. An axis on the grid replaces the option of its name."""
     spending: Spending | None = None
     """How a new test of this sweep spends its error across looks (an existing test keeps its
     own); None: ``front`` over the eval set's size for a plain sweep, ``obrien_fleming`` over
@@ -116,8 +125,13 @@ class SweepOptions:
             )
         if self.calibration is not None:
             object.__setattr__(self, "calibration", Path(self.calibration))
+        if isinstance(self.chunk, str):
+            object.__setattr__(self, "chunk", ChunkSize.parse(self.chunk))
+        if self.grid is not None and not isinstance(self.grid, Grid):
+            object.__setattr__(self, "grid", Grid.parse(self.grid))
         self._check_objective()
         self._check_pipeline()
+        self._check_grid()
         self._check_sequential()
 
     def _check_objective(self) -> None:
@@ -143,6 +157,7 @@ class SweepOptions:
                 "rerank": self.rerank is not None,
                 "retriever": self.retriever != DEFAULT_RETRIEVER,
                 "rerank_depth": self.rerank_depth != DEFAULT_RERANK_DEPTH,
+                "chunk": self.chunk is not None,
             }
             for name, set_ in given.items():
                 if set_:
@@ -151,7 +166,11 @@ class SweepOptions:
                         "which retrieves (and reranks) by itself",
                         field=name,
                     )
-        elif self.rerank is None and self.rerank_depth != DEFAULT_RERANK_DEPTH:
+        elif (
+            self.rerank is None
+            and self.rerank_depth != DEFAULT_RERANK_DEPTH
+            and not (self.grid is not None and "rerank" in self.grid.names)
+        ):
             raise InputError(
                 "only applies with a reranker (rerank, --rerank)", field="rerank_depth"
             )
@@ -159,6 +178,32 @@ class SweepOptions:
             from rag_judge.pipeline.rerank import check_rerank_spec
 
             check_rerank_spec(self.rerank)  # before the index is built
+
+    def _check_grid(self) -> None:
+        """An axis on the grid and the option of its name are not both given; the built-in
+        pipeline's axes do not apply to your own RAG."""
+        if self.grid is None:
+            return
+        names = self.grid.names
+        given = {
+            "retriever": self.retriever != DEFAULT_RETRIEVER,
+            "rerank": self.rerank is not None,
+            "chunk": self.chunk is not None,
+            "rag": self.rag is not None,
+        }
+        for axis in names:
+            if given.get(axis):
+                raise InputError(
+                    f"the {axis} axis is on the grid: give its values there, not also as the "
+                    f"{axis} option",
+                    field=axis,
+                )
+        if self.rag is not None and (built_in := [a for a in names if a in PIPELINE_AXES]):
+            raise InputError(
+                f"the {built_in[0]} axis applies to the built-in pipeline, not to your own RAG "
+                "(rag, --rag), which retrieves by itself",
+                field=f"grid.{built_in[0]}",
+            )
 
     def _check_sequential(self) -> None:
         if isinstance(self.budget, str):

@@ -58,7 +58,7 @@ async def sweep_until_decided(
     parts: list[SweepResult] = []
     taken: list[Look] = []
     answers = used = 0
-    started, tokens_before = time.monotonic(), _tokens(session)
+    started, tokens_before = time.monotonic(), tokens_spent(session)
     seconds = tokens = 0.0
     stop: StopReason = "max_questions"
     while used < total:
@@ -69,7 +69,7 @@ async def sweep_until_decided(
         batch_answers = len(batch) * len(active)
         answers += batch_answers
         used += len(batch)
-        look, looks = _look(merge_results(parts, options.ks), active, options, looks, used)
+        look, looks = next_look(merge_results(parts, options.ks), active, options, looks, used)
         if look is not None:
             taken.append(look)
             if look.recommended_k is not None:
@@ -77,8 +77,8 @@ async def sweep_until_decided(
                 break
             active = [k for k in active if k not in look.eliminated]
         before = seconds, tokens
-        seconds, tokens = time.monotonic() - started, _tokens(session) - tokens_before
-        if options.budget is not None and _over_budget(
+        seconds, tokens = time.monotonic() - started, tokens_spent(session) - tokens_before
+        if options.budget is not None and over_budget(
             options.budget,
             (seconds, tokens),
             before,
@@ -98,12 +98,12 @@ async def sweep_until_decided(
         confidence=options.confidence,
         budget="" if options.budget is None else str(options.budget),
         seconds=time.monotonic() - started,
-        tokens=_tokens(session) - tokens_before,
+        tokens=tokens_spent(session) - tokens_before,
     )
     return merge_results(parts, options.ks), record, looks
 
 
-def _over_budget(
+def over_budget(
     budget: Budget,
     now: tuple[float, float],
     before: tuple[float, float],
@@ -117,7 +117,7 @@ def _over_budget(
     )
 
 
-def _look(
+def next_look(
     result: SweepResult, active: Sequence[int], options: SweepOptions, looks: SweepLooks, n: int
 ) -> tuple[Look | None, SweepLooks]:
     """One look over the ks still in, as the sweep's next look (None when it adds nothing to an
@@ -162,7 +162,7 @@ def merge_results(parts: Sequence[SweepResult], ks: Sequence[int]) -> SweepResul
     )
 
 
-def _tokens(session: Session) -> int:
+def tokens_spent(session: Session) -> int:
     """Prompt and completion tokens the session's models have spent so far."""
     summary = session.ledger.summary()
     return sum(

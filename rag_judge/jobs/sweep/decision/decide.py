@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from rag_judge.jobs.sweep.decision.arms import ArmNames
 from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
 from rag_judge.jobs.sweep.decision.defaults import (
     ALL_REFUSED,
@@ -93,6 +94,7 @@ def decide_table(
     plan: bool = True,
     looks: SweepLooks | None = None,
     limit: int | None = None,
+    names: ArmNames | None = None,
 ) -> Decision:
     """Decide k from a sweep's per-question table by ``objective.used`` (see the module
     docstring); with no objective, a decision that names no k.
@@ -101,6 +103,8 @@ def decide_table(
     the looks leave it (``confidence`` is then theirs), recorded in the decision's own
     ``looks``. Undecided, it plans the questions that would settle it (``plan``), at the level a
     further look would have, within the ``limit`` of questions there are (the looks' horizon).
+    ``names``: the columns of a configuration sweep, whose ``k`` column holds arm numbers
+    (default: ks).
 
     Thirty questions where k = 1 misses one in three and k = 2 answers all:
 
@@ -115,16 +119,19 @@ def decide_table(
     >>> decision.recommended_k, decision.n_questions
     (2, 30)
     """
+    names = names or ArmNames()
     frame = with_refusals(frame)  # a table written before the column: read from the answers
     n_swept = int(frame["question_id"].nunique()) if len(frame) else 0
     refusals = refusal_shares(frame)
     if objective.used is None:
-        return Decision(objective, refusals=refusals, n_swept=n_swept)
-    arms = compared_arms(frame, objective.used, ks)
+        return Decision(objective, refusals=refusals, n_swept=n_swept, names=names)
+    arms = compared_arms(frame, objective.used, ks, names)
     table, compared, values = arms.table, arms.ks, arms.values
     failures = {k: table.failure_share(k) for k in arms.chosen}
     if not compared:
-        return Decision(objective, None, table.excluded, refusals, n_swept, failures=failures)
+        return Decision(
+            objective, None, table.excluded, refusals, n_swept, failures=failures, names=names
+        )
     correlations = correlations_of(values)
     level, looks, note = _this_look(looks, n_swept, correlations, 1 - confidence)
     found = recommend(
@@ -148,7 +155,7 @@ def decide_table(
     return Decision(
         objective, found, table.excluded, refusals, n_swept, unit, failures=failures,
         not_compared={k: f"no value at any question ({_first(why)})" for k, why in dropped.items()},
-        looks=looks, looks_note=note,
+        looks=looks, looks_note=note, names=names,
     )  # fmt: skip
 
 
@@ -169,8 +176,11 @@ class ComparedKs:
     why_not: tuple[str, ...]
 
 
-def compared_arms(frame: pd.DataFrame, objective: Objective, ks: Sequence[int]) -> ComparedKs:
-    """The table the rule reads, with each k's cost and eligibility (also a look's input)."""
+def compared_arms(
+    frame: pd.DataFrame, objective: Objective, ks: Sequence[int], names: ArmNames | None = None
+) -> ComparedKs:
+    """The table the rule reads, with each k's cost and eligibility (also a look's input);
+    ``names`` name the columns in the reasons (default: ks)."""
     frame = with_refusals(frame)
     table = objective_table(frame, objective)
     chosen = tuple(k for k in ks if k in table.ks) or table.ks
@@ -178,7 +188,7 @@ def compared_arms(frame: pd.DataFrame, objective: Objective, ks: Sequence[int]) 
     if not compared:
         return ComparedKs(table, chosen, (), np.empty((0, 0)), (), K_COST, (), ())
     costs, unit = _costs(frame, table, compared)
-    eligible, why_not = _eligibility(frame, table, compared)
+    eligible, why_not = _eligibility(frame, table, compared, names or ArmNames())
     values = table.values[list(compared)].to_numpy(dtype=float)
     return ComparedKs(
         table, chosen, compared, values, tuple(costs), unit, tuple(eligible), tuple(why_not)
@@ -271,7 +281,7 @@ def _costs(
 
 
 def _eligibility(
-    frame: pd.DataFrame, table: ObjectiveTable, ks: Sequence[int]
+    frame: pd.DataFrame, table: ObjectiveTable, ks: Sequence[int], names: ArmNames
 ) -> tuple[list[bool], list[str]]:
     """Per k, whether it may be recommended and why not: not when its calls failed on more than
     :data:`MAX_FAILURE_SHARE` of the questions, nor when it answers (does not refuse) fewer than
@@ -292,7 +302,7 @@ def _eligibility(
             why.setdefault(
                 k,
                 f"it answered {count} answerable questions, fewer than {MIN_ANSWER_SHARE:.0%} "
-                f"of k={leader}'s {most}",
+                f"of {names.one(leader) if leader is not None else 'the most'}'s {most}",
             )
     return [k not in why for k in ks], [why.get(k, "") for k in ks]
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_judge.jobs.sweep.decision.arms import ArmNames
 from rag_judge.jobs.sweep.decision.defaults import ALL_REFUSED, MIN_QUESTIONS
 from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.objective import ObjectiveChoice
@@ -19,6 +20,8 @@ from rag_judge.jobs.sweep.decision.refusals import REFUSAL_MEASURES
 from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
 
 TOKENS_COST = "generator prompt tokens"
+MANY_ARMS = 3
+"""A headline names this many arms still in at most, then counts the rest."""
 K_COST = "k (the generator's prompt tokens are unknown)"
 
 
@@ -51,6 +54,9 @@ class Decision:
     looks_note: str = ""
     """Why this look is not a new look of the test, or why there is no record ("" when it is
     one)."""
+    names: ArmNames = field(default_factory=ArmNames)
+    """How the compared columns are named: ks, or a configuration sweep's arms (whose numbers
+    are what :attr:`recommended_k` and the standings hold)."""
 
     @property
     def recommended_k(self) -> int | None:
@@ -78,6 +84,20 @@ class Decision:
     @property
     def headline(self) -> str:
         """The decision in a few words: ``Use k = 4``, ``Undecided between k = 3, 4``, ``No k``."""
+        names = self.names
+        if names.arms:
+            if self.recommended_k is not None:
+                return f"Use {names.one(self.recommended_k)}"
+            if len(self.undecided_between) == 1:
+                lead = names.one(self.undecided_between[0])
+                return f"Undecided: {lead} leads, not yet within the margin"
+            between = self.undecided_between
+            if len(between) > MANY_ARMS:
+                shown = names.many(between[:MANY_ARMS])
+                return f"Undecided between {len(between)} arms ({shown}; ...)"
+            if between:
+                return f"Undecided between {names.many(between)}"
+            return "No configuration"
         if self.recommended_k is not None:
             return f"Use k = {self.recommended_k}"
         if len(self.undecided_between) == 1:
@@ -95,7 +115,8 @@ class Decision:
         left_out = self.excluded_sentence()
         if found is None or found.n_questions == 0:
             return (
-                f"No question has a value of {used} at any k, so no k can be named. {left_out}"
+                f"No question has a value of {used} at any {self.names.noun}, so no "
+                f"{self.names.noun} can be named. {left_out}"
             ).strip()
         if all(s.why_not_eligible.startswith(ALL_REFUSED) for s in found.standings):
             return (
@@ -105,15 +126,19 @@ class Decision:
         if not any(s.eligible for s in found.standings):
             return " ".join(
                 part
-                for part in ("No k may be recommended.", self.flags_sentence(), left_out)
+                for part in (
+                    f"No {self.names.noun} may be recommended.",
+                    self.flags_sentence(),
+                    left_out,
+                )
                 if part
             )
         confidence = self.confidence or found.confidence
         if found.recommended_k is not None:
-            text = _decided(found, used, confidence)
+            text = _decided(found, used, confidence, self.names)
         else:
-            text = _undecided(found, used, confidence)
-        run = "" if self.sequential is None else self.sequential.sentence()
+            text = _undecided(found, used, confidence, self.names)
+        run = "" if self.sequential is None else self.sequential.sentence(self.names)
         parts = (text, self.flags_sentence(), left_out, self.looks_sentence(), run)
         return " ".join(part for part in parts if part)
 
@@ -127,16 +152,19 @@ class Decision:
             missing = found.n_questions - standing.n
             if missing and standing.eligible:
                 parts.append(
-                    f"k={standing.k} has no value for {missing} of the {found.n_questions} "
+                    f"{self.names.one(standing.k)} has no value for {missing} of the "
+                    f"{found.n_questions} "
                     f"questions (a failed call or an unscored answer) and is judged on the "
                     f"{standing.n} it has."
                 )
         barred = [s for s in found.standings if not s.eligible]
         if barred:
-            reasons = "; ".join(f"k={s.k}: {s.why_not_eligible}" for s in barred)
+            reasons = "; ".join(f"{self.names.one(s.k)}: {s.why_not_eligible}" for s in barred)
             parts.append(f"Not recommended: {reasons}.")
         if self.not_compared:
-            gone = "; ".join(f"k={k}: {why}" for k, why in sorted(self.not_compared.items()))
+            gone = "; ".join(
+                f"{self.names.one(k)}: {why}" for k, why in sorted(self.not_compared.items())
+            )
             parts.append(f"Not compared: {gone}.")
         return " ".join(parts)
 
@@ -148,7 +176,8 @@ class Decision:
         counted = ", ".join(f"{n} {why}" for why, n in reasons.most_common())
         n = len(self.excluded)
         return (
-            f"{n} of {self.n_swept} question{'s' * (self.n_swept != 1)} had no value at any k "
+            f"{n} of {self.n_swept} question{'s' * (self.n_swept != 1)} had no value at any "
+            f"{self.names.noun} "
             f"because a call failed or a judge could not score {'them' if n != 1 else 'it'} "
             f"({counted}); a failed call is not a refusal."
         )
@@ -178,6 +207,19 @@ class Decision:
         """The decision as ``decision.json`` holds it."""
         found = self.recommendation
         per_k = [self._k_json(s.k) for s in (() if found is None else found.standings)]
+        arms = self.names.arms
+        chosen = None if self.recommended_k is None or not arms else arms[self.recommended_k]
+        grid = (
+            {
+                "recommended_configuration": None if chosen is None else chosen.configuration,
+                "recommended_arm_k": None if chosen is None else chosen.k,
+                "undecided_between_arms": [
+                    self.names.as_json(key) for key in self.undecided_between
+                ],
+            }
+            if arms
+            else {}
+        )
         return {
             "decision": self.headline,
             "sentence": self.sentence,
@@ -205,6 +247,7 @@ class Decision:
             "looks": None if self.looks is None else self.looks.as_json(),
             "looks_note": self.looks_note,
             "sequential": None if self.sequential is None else self.sequential.as_json(),
+            **grid,
         }
 
     def _k_json(self, k: int) -> dict[str, Any]:
@@ -213,6 +256,7 @@ class Decision:
         standing = found.standing(k)
         return {
             "k": standing.k,
+            **self.names.as_json(standing.k),
             "mean": _round(standing.mean),
             "n": standing.n,
             "failure_share": _round(self.failures.get(k, 0.0)),
@@ -233,30 +277,31 @@ class Decision:
         }
 
 
-def _decided(found: Recommendation, used: object, confidence: float) -> str:
+def _decided(found: Recommendation, used: object, confidence: float, names: ArmNames) -> str:
     k = found.recommended_k
     assert k is not None  # the caller checked
     chosen, best = found.standing(k), found.best_k_by_mean
-    n = found.n_questions
+    n, noun, it = found.n_questions, names.noun, names.one(k)
     head = (
-        f"k={k} is the cheapest k whose {used} is within {found.margin:g} of the best: with "
-        f"{confidence:.0%} confidence, comparing each of the {len(found.standings)} ks with the "
-        f"best, no k is better than k={k} by more than {chosen.regret_bound:.3f}."
+        f"{it} is the cheapest {noun} whose {used} is within {found.margin:g} of the best: with "
+        f"{confidence:.0%} confidence, comparing each of the {len(found.standings)} "
+        f"{names.nouns} with the best, no {noun} is better than {it} by more than "
+        f"{chosen.regret_bound:.3f}."
     )
-    means = f"Over {n} question{'s' * (n != 1)}, k={k} has a mean of {chosen.mean:.3f}"
+    means = f"Over {n} question{'s' * (n != 1)}, {it} has a mean of {chosen.mean:.3f}"
     if best is None or best == k:
         return f"{head} {means}, the highest."
-    return f"{head} {means}; the highest is k={best}'s, {found.standing(best).mean:.3f}."
+    return f"{head} {means}; the highest is {names.one(best)}'s, {found.standing(best).mean:.3f}."
 
 
-def _undecided(found: Recommendation, used: object, confidence: float) -> str:
+def _undecided(found: Recommendation, used: object, confidence: float, names: ArmNames) -> str:
     n = found.n_questions
     candidates = found.undecided_between
     best = found.best_k_by_mean
     lean = (
         ""
         if best is None
-        else f" The highest mean so far is k={best}'s, {found.standing(best).mean:.3f}."
+        else f" The highest mean so far is {names.one(best)}'s, {found.standing(best).mean:.3f}."
     )
     if found.too_few:
         return (
@@ -264,16 +309,17 @@ def _undecided(found: Recommendation, used: object, confidence: float) -> str:
             f"{MIN_QUESTIONS} to keep its {confidence:.0%} confidence.{lean}"
         )
     if len(candidates) > 1:
+        which = names.many(candidates) if names.arms else f"k = {_ks(candidates)}"
         head = (
-            f"{n} questions cannot yet tell which of k = {_ks(candidates)} is within "
+            f"{n} questions cannot yet tell which of {which} is within "
             f"{found.margin:g} of the best by {used}: none is confirmed with {confidence:.0%} "
-            f"confidence (each k compared with the best), and none of them is shown more than "
-            f"{found.margin:g} below another."
+            f"confidence (each {names.noun} compared with the best), and none of them is shown "
+            f"more than {found.margin:g} below another."
         )
     else:
         head = (
-            f"k={candidates[0]} could be within {found.margin:g} of the best by {used}, but {n} "
-            f"questions cannot confirm it with {confidence:.0%} confidence."
+            f"{names.one(candidates[0])} could be within {found.margin:g} of the best by "
+            f"{used}, but {n} questions cannot confirm it with {confidence:.0%} confidence."
         )
     return head + lean + _plan_sentence(found)
 

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from rag_judge.core.best import compare_with_best
 from rag_judge.core.errors import InputError
+from rag_judge.jobs.sweep.decision.arms import ArmNames
 from rag_judge.jobs.sweep.decision.defaults import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -235,8 +236,9 @@ class SequentialRecord:
             ],
         }
 
-    def sentence(self) -> str:
-        """What the run did, in words."""
+    def sentence(self, names: ArmNames | None = None) -> str:
+        """What the run did, in words (the columns named by ``names``: ks by default)."""
+        names = names or ArmNames()
         why = {
             "settled": "the rule settled",
             "budget": f"its budget ({self.budget}) was spent, or would be by the next batch",
@@ -244,16 +246,18 @@ class SequentialRecord:
         }[self.stop]
         gone = self.eliminated_at()
         out = (
-            "; ".join(f"k={k} went out after {n} questions" for k, n in sorted(gone.items()))
+            "; ".join(
+                f"{names.one(k)} went out after {n} questions" for k, n in sorted(gone.items())
+            )
             if gone
-            else "no k went out"
+            else f"no {names.noun} went out"
         )
         saved = 1 - self.answers_used / self.answers_fixed if self.answers_fixed else 0.0
         return (
             f"Until decided: {self.questions_used} of at most {self.max_questions} questions in "
             f"{len(self.looks)} looks, stopped because {why}; {out}. It generated and judged "
             f"{self.answers_used:,} answers, {saved:.0%} fewer than a fixed sweep of "
-            f"{self.max_questions} questions at every k. The error is spent across the looks "
-            f"({self.spending.replace('_', '-')} spending), so every elimination and this "
+            f"{self.max_questions} questions at every {names.noun}. The error is spent across the "
+            f"looks ({self.spending.replace('_', '-')} spending), so every elimination and this "
             f"decision hold together with {self.confidence:.0%} confidence."
         )
