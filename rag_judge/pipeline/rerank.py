@@ -84,6 +84,9 @@ class LLMReranker:
         self.language = language
         self.failures = 0
         """Candidates whose call failed, over every :meth:`rerank` so far."""
+        self.last_prompt_tokens: list[int] = []
+        """Per query of the last :meth:`rerank`, the prompt tokens its calls sent (a cached
+        reply counts what it cost when it was made): what reranking adds to serving a question."""
 
     async def rerank(
         self, queries: Sequence[str], candidates: Sequence[Sequence[Hit]], k: int
@@ -98,17 +101,20 @@ class LLMReranker:
             request = prompt.request(question=query, passage=passage)
             async with gate:
                 result = await self.client.yes_probability(request)
+            spent[query] = spent.get(query, 0) + result.usage.prompt_tokens
             if result.status != "ok" or result.p_yes is None:
                 self.failures += 1
                 return -float(rank)
             return result.p_yes
 
+        spent: dict[str, int] = {}
         scored = await asyncio.gather(
             *(
                 asyncio.gather(*(score(q, p, r) for r, p in enumerate(passages, start=1)))
                 for q, passages in zip(batch, texts, strict=True)
             )
         )
+        self.last_prompt_tokens = [spent.get(q, 0) for q in batch]
         return [
             top_k_hits([h.chunk_id for h in hits], np.array(values, dtype=np.float64), k)
             for hits, values in zip(candidates, scored, strict=True)
@@ -217,6 +223,12 @@ class RerankedRetriever:
         k, batch = check_k(k), check_queries(queries)
         candidates = await self.base.search(batch, max(k, self.depth))
         return await self.reranker.rerank(batch, candidates, k)
+
+    @property
+    def last_prompt_tokens(self) -> list[int]:
+        """Per query of the last :meth:`search`, the generator prompt tokens reranking sent
+        (none for a cross-encoder, which asks no model)."""
+        return list(getattr(self.reranker, "last_prompt_tokens", []))
 
 
 def check_rerank_spec(spec: str) -> str:

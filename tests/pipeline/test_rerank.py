@@ -281,3 +281,37 @@ def test_a_sweep_with_a_reranked_retriever() -> None:
     assert column(result, "q1", "text_mrr") == [0.0, 0.5]  # Paris is in d1#0, now 2nd
     unranked, _ = toy_sweep(ks=(1, 2), metrics=())
     assert column(unranked, "q1", "doc_mrr") == [0.0, 0.5]
+
+
+def test_what_reranking_cost_is_part_of_every_k_s_cost() -> None:
+    """An LLM reranker's prompts are counted per question (the same at every k) and added to
+    what serving each k costs in the decision; a cross-encoder asks no model."""
+    from sweep_toy import FixedRetriever
+
+    from rag_judge.jobs.sweep.decision import decide
+
+    def routed(request: ChatRequest) -> str:
+        if (request.prompt_id or "").startswith("rerank/"):
+            return "yes" if "capital" in request.messages[-1].content else "no"
+        return respond(request)
+
+    client = ModelClient(ScriptedBackend(respond=routed), policy=CallPolicy(concurrency=1))
+    reranker = LLMReranker(client, {c.id: c.text for c in CHUNKS})
+    retriever = RerankedRetriever(FixedRetriever(), reranker, depth=4)
+    options = SweepOptions(ks=(1, 2), metrics=())
+    result = asyncio.run(
+        sweep_questions(TOY, options, retriever=retriever, chunks=CHUNKS, client=client)
+    )
+    frame = result.per_question
+    spent = frame.groupby("question_id")["rerank_prompt_tokens"].agg(["min", "max"])
+    assert (spent["min"] == spent["max"]).all()
+    assert (spent["min"] > 0).all()
+    assert reranker.last_prompt_tokens == [int(spent.loc[q, "min"]) for q in ("q1", "q2")]
+    plain = asyncio.run(
+        sweep_questions(TOY, options, retriever=FixedRetriever(), chunks=CHUNKS, client=client)
+    )
+    assert "rerank_prompt_tokens" not in plain.per_question.columns
+    costs = {s.k: s.cost for s in decide(result, "answer_f1").recommendation.standings}
+    answer = frame.groupby("k")["answer_prompt_tokens"].mean()
+    reranking = float(spent["min"].mean())
+    assert costs == {k: float(answer[k]) + reranking for k in (1, 2)}

@@ -19,6 +19,7 @@ from rag_judge.backends.wrapper.client import ModelClient
 from rag_judge.backends.wrapper.embedding_client import EmbeddingClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
+from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS, RERANK_TOKENS
 from rag_judge.jobs.sweep.decision.objective import default_objective, with_free_parts
 from rag_judge.jobs.sweep.judging import QuestionRunner
 from rag_judge.jobs.sweep.options import SweepOptions
@@ -119,6 +120,10 @@ async def sweep_questions(
     runs = await asyncio.gather(*(one(q) for q in queries))
     rows = [row for run in runs for row in question_rows(run, plan)]
     frame = build_frame(rows, plan, got.by_id, got.by_text)
+    if got.rerank_tokens:
+        spent = frame["question_id"].map(got.rerank_tokens)
+        where = list(frame.columns).index(ANSWER_TOKENS) + 1
+        frame.insert(where, RERANK_TOKENS, spent.astype("Int64"))
     return SweepResult(
         per_question=frame,
         ks=plan.ks,

@@ -7,7 +7,7 @@ text) are computed before any model call, so a data problem fails fast.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from rag_judge.core.errors import InputError
@@ -44,6 +44,8 @@ class Retrieved:
     uncovered: dict[str, str]
     skipped: dict[str, str]
     """Retrieval columns not computed, with the reason."""
+    rerank_tokens: dict[str, int] = field(default_factory=dict)
+    """Per question, the prompt tokens an LLM reranker sent for it (empty: no such reranker)."""
 
 
 async def from_index(
@@ -56,6 +58,10 @@ async def from_index(
     """Our retriever's top K over ``chunks``, scored by document id and by answer text."""
     queries = list(eval_set.queries)
     hits = await retriever.search([q.question for q in queries], ks[-1])
+    spent = getattr(retriever, "last_prompt_tokens", [])
+    rerank_tokens = (
+        {q.id: int(n) for q, n in zip(queries, spent, strict=True)} if any(spent) else {}
+    )
     rankings = {q.id: [h.chunk_id for h in ranked] for q, ranked in zip(queries, hits, strict=True)}
     texts = {c.id: c.text for c in chunks}
     if unknown := sorted({c for ids in rankings.values() for c in ids} - set(texts)):
@@ -69,7 +75,7 @@ async def from_index(
         rankings, texts, _references(eval_set), ks, threshold=threshold
     )
     contexts = {qid: [texts[c] for c in ids] for qid, ids in rankings.items()}
-    return Retrieved(rankings, contexts, {}, by_id, by_text, uncovered, {})
+    return Retrieved(rankings, contexts, {}, by_id, by_text, uncovered, {}, rerank_tokens)
 
 
 async def from_rag(

@@ -12,3 +12,6 @@ ANSWERABLE = "answerable"
 REFUSED = "refused"
 """Column: the answer asserts nothing (:func:`~rag_judge.judges.refusal.answer_refuses`); empty
 when no answer was generated (a failed call is not a refusal)."""
+RERANK_TOKENS = "rerank_prompt_tokens"
+"""Column: the prompt tokens an LLM reranker sent to put the question's top K in order, the same
+at every k (present only when a reranker asked the model); part of what serving the row costs."""

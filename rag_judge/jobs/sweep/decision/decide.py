@@ -19,7 +19,12 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from rag_judge.jobs.sweep.decision.arms import ArmNames
-from rag_judge.jobs.sweep.decision.columns import ANSWER_TOKENS, ANSWERABLE, REFUSED
+from rag_judge.jobs.sweep.decision.columns import (
+    ANSWER_TOKENS,
+    ANSWERABLE,
+    REFUSED,
+    RERANK_TOKENS,
+)
 from rag_judge.jobs.sweep.decision.defaults import (
     ALL_REFUSED,
     DEFAULT_CONFIDENCE,
@@ -271,9 +276,12 @@ def refusal_shares(frame: pd.DataFrame) -> dict[int, dict[str, float | None]]:
 def _costs(
     frame: pd.DataFrame, table: ObjectiveTable, ks: Sequence[int]
 ) -> tuple[list[float], str]:
-    """Per k, the mean generator prompt tokens over the decision's questions, and the unit; k
+    """Per k, the mean generator prompt tokens over the decision's questions (the answer's, and an
+    LLM reranker's for the question), and the unit; k
     itself when the tokens are unknown (the user's RAG answered)."""
     kept = frame[frame["question_id"].isin(table.values.index)]
+    if RERANK_TOKENS in kept.columns and ANSWER_TOKENS in kept.columns:
+        kept = kept.assign(**{ANSWER_TOKENS: kept[ANSWER_TOKENS] + kept[RERANK_TOKENS].fillna(0)})
     tokens = kept.groupby("k")[ANSWER_TOKENS].mean() if ANSWER_TOKENS in kept.columns else None
     if tokens is None or any(pd.isna(tokens.get(k)) for k in ks):
         return [float(k) for k in ks], K_COST
