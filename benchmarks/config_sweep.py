@@ -248,7 +248,8 @@ def render(payload: dict[str, Any]) -> str:
         "# Configuration sweep: elimination against the full grid's argmax",
         "",
         f"Machine: {machine['cpu_model']}, {machine['logical_cores']} cores; "
-        f"{payload['seconds']} s of replay. Grid: `{GRID}` x k = 1..10 on {payload['questions']} questions of {SET} "
+        f"{payload['seconds']} s of replay. Grid: `{GRID}` x k = 1..10 on "
+        f"{payload['questions']} questions of {SET} "
         f"({payload['arms']} arms), objective {OBJECTIVE}, margin {MARGIN}; {payload['subsets']} "
         "subsets per size, truth from the other questions.",
         "",
