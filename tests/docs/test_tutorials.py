@@ -51,6 +51,7 @@ def records(path: Path) -> list[dict[str, Any]]:
     "page",
     [
         "tutorials/sweep-your-rag.md",
+        "tutorials/sweep-configurations.md",
         "tutorials/own-documents.md",
         "tutorials/calibrate-judge.md",
         "tutorials/ci-gate.md",
@@ -134,6 +135,31 @@ def test_sweep_your_rag(reader: tuple[Path, dict[str, str]]) -> None:
         by_function[retrieval].sort_values(["question_id", "k"]).reset_index(drop=True),
         by_file[retrieval].sort_values(["question_id", "k"]).reset_index(drop=True),
     )
+
+
+def test_sweep_configurations(reader: tuple[Path, dict[str, str]]) -> None:
+    import pandas as pd
+
+    work, env = reader
+    ran = run_tutorial("tutorials/sweep-configurations.md", work, env)
+    assert "4 configurations x 3 ks = 12 arms" in ran[0].stdout
+    files = ("per_question.parquet", "summary.csv", "decision.json", "grid.png", "report.html")
+    for name in files:
+        assert (work / "configs" / name).is_file(), name
+    decision = json.loads((work / "configs" / "decision.json").read_text(encoding="utf-8"))
+    assert decision["decision"] in ran[0].stdout
+    assert decision["grid"]["configurations"] == [
+        "retriever=bm25,chunk=set", "retriever=bm25,chunk=200/1",
+        "retriever=dense,chunk=set", "retriever=dense,chunk=200/1",
+    ]  # fmt: skip
+    frame = pd.read_parquet(work / "configs" / "per_question.parquet")
+    assert len(frame) == 30 * 4 * 3
+    until = json.loads((work / "configs_until" / "decision.json").read_text(encoding="utf-8"))
+    record = until["sequential"]
+    assert record["answers_fixed"] == 200 * 2 * 3
+    assert record["answers_used"] <= record["answers_fixed"]
+    mine = json.loads((work / "my_rags" / "decision.json").read_text(encoding="utf-8"))
+    assert mine["grid"]["configurations"] == ["rag=two_rags:by_words", "rag=two_rags:by_characters"]
 
 
 def test_own_documents(reader: tuple[Path, dict[str, str]]) -> None:
