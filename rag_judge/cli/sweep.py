@@ -282,7 +282,7 @@ def _checked(options: SweepArgs) -> tuple[Settings, SweepOptions, RayTarget | No
             "mode": judging.mode,
             "reasons": judging.reasons,
             "few_shot": read_few_shot(options.few_shot),
-            "grid": options.grid or None,
+            "grid": options.grid or settings.grid_axes or None,
         }
     )
     if job.until_decided and (options.scale.batch or options.scale.executor != "local"):

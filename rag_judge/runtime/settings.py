@@ -4,7 +4,8 @@ Environment: ``RAG_JUDGE_MODEL``, ``RAG_JUDGE_GENERATOR``, ``RAG_JUDGE_JUDGE``,
 ``RAG_JUDGE_EMBEDDINGS``, ``RAG_JUDGE_BASE_URL``, ``RAG_JUDGE_GENERATOR_BASE_URL``,
 ``RAG_JUDGE_JUDGE_BASE_URL``, ``RAG_JUDGE_JSON_MODE``,
 ``RAG_JUDGE_CACHE_DIR``, ``RAG_JUDGE_CONCURRENCY``, ``RAG_JUDGE_TIMEOUT``,
-``RAG_JUDGE_MAX_ATTEMPTS``, ``RAG_JUDGE_THREADS`` and ``RAG_JUDGE_CONFIG`` (the config file).
+``RAG_JUDGE_MAX_ATTEMPTS``, ``RAG_JUDGE_THREADS``, ``RAG_JUDGE_GRID`` and ``RAG_JUDGE_CONFIG``
+(the config file).
 Config file (TOML): the first of ``$RAG_JUDGE_CONFIG``, ``./rag_judge.toml``, a
 ``./pyproject.toml`` with a ``[tool.rag_judge]`` table, and the user config directory's
 ``config.toml``; keys as the field names below, at top level or under ``[rag_judge]`` (in
@@ -72,6 +73,15 @@ class Settings:
     threads: int | None = None
     """CPU threads of an in-process ``local/`` model (None: every core this process may use;
     one per Ray worker when several share a machine)."""
+    grid: str | None = None
+    """The grid ``rag-judge sweep`` sweeps when no ``--grid`` is given: axes separated by
+    ``;``, e.g. ``"retriever=bm25,dense,hybrid; rerank=none,llm"`` (in a config file also a
+    list, one axis each). None: a plain k-sweep."""
+
+    @property
+    def grid_axes(self) -> tuple[str, ...]:
+        """The grid's axes as ``--grid`` takes them, one text each (none without a grid)."""
+        return tuple(a.strip() for a in (self.grid or "").split(";") if a.strip())
 
     @property
     def generator_model(self) -> str:
@@ -274,6 +284,14 @@ def _convert(name: str, value: Any, *, source: str) -> Any:
         "timeout": float,
         "cache_dir": Path,
     }.get(name)
+    if name == "grid" and isinstance(value, list):
+        if not all(isinstance(axis, str) for axis in value):
+            raise InputError(
+                "must be a list of AXIS=V1,V2 texts, e.g. ['retriever=bm25,dense']",
+                source=source,
+                field=name,
+            )
+        value = "; ".join(value)
     if kind is None:
         optional = name in _OPTIONAL
         if value in ("", None) and optional:
@@ -306,7 +324,7 @@ def _convert(name: str, value: Any, *, source: str) -> Any:
     return converted
 
 
-_OPTIONAL = ("base_url", "generator_base_url", "judge_base_url", "generator", "judge")
+_OPTIONAL = ("base_url", "generator_base_url", "judge_base_url", "generator", "judge", "grid")
 """The settings that may be unset (None): an empty value unsets them."""
 
 _MODEL_KINDS = {"model": "chat", "generator": "chat", "judge": "chat", "embeddings": "embeddings"}

@@ -132,3 +132,21 @@ def test_a_grid_dry_run_plans_every_configuration_and_calls_nothing(
         assert f"| {name} |" in run.output
     assert "| the grid |" in run.output
     assert served.total_calls == 0
+
+
+def test_a_grid_in_the_settings_file_is_swept_unless_the_command_line_gives_one(
+    tmp_path: Path, served: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "rag_judge.toml"
+    config.write_text('grid = ["retriever=bm25,dense", "chunk=set,200/1"]\n', encoding="utf-8")
+    monkeypatch.setenv("RAG_JUDGE_CONFIG", str(config))
+    planned = run_cli(tmp_path, served, "--dry-run")
+    assert planned.exit_code == 0, planned.output
+    assert "4 configurations x 3 ks = 12 arms" in planned.output
+    replaced = run_cli(tmp_path, served, "--grid", "retriever=bm25", "--dry-run")
+    assert "1 configuration x 3 ks" in replaced.output
+    config.write_text('grid = "retriever=bm25,nope"\n', encoding="utf-8")
+    bad = run_cli(tmp_path, served, "--dry-run")
+    assert bad.exit_code == 2
+    assert "unknown retriever 'nope'" in bad.output
+    assert served.total_calls == 0

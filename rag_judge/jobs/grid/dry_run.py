@@ -49,7 +49,8 @@ class GridDryRun:
         _, first = self.plans[0]
         total = self.total()
         out = [
-            f"Plan: {len(self.plans)} configurations x {len(total.ks)} ks = "
+            f"Plan: {len(self.plans)} configuration{'s' * (len(self.plans) != 1)} x "
+            f"{len(total.ks)} ks = "
             f"{len(self.plans) * len(total.ks)} arms, {total.questions} questions, "
             f"{total.answers:,} answers; generator {first.generator}, judge {first.model} "
             f"({first.mode} path).",
