@@ -78,3 +78,24 @@ def test_a_narrow_window_scrolls_the_table_not_the_page(tmp_path: Path) -> None:
     assert widths["page"] <= widths["view"], widths
     assert widths["tables_past_edge"] == 0, widths
     assert widths["scrolling_boxes"] >= 1, widths  # the wide tables scroll within themselves
+
+
+def test_the_grid_report_fits_a_laptop_and_scrolls_its_tables_when_narrow(tmp_path: Path) -> None:
+    from rag_judge.backends.providers.scripted import ScriptedBackend, register
+    from rag_judge.jobs.grid.job import sweep_grid
+    from rag_judge.report.grid_report import write_grid_report
+
+    model = register(ScriptedBackend(respond=lambda r: "光荣和ω-force", name="scripted/grid"))
+    grid = sweep_grid(
+        "cmrc2018_zh", grid=["chunk=set,200/1,400/1"], limit=12, ks="1-10",
+        metrics=["exact_match"], model=model, cache=False,
+    )  # fmt: skip
+    written = write_grid_report(grid, tmp_path / "grid", title="toy grid")
+    html = written.out_dir / "report.html"
+    wide = measured(html, tmp_path, *LAPTOP)
+    assert wide["page"] <= wide["view"], wide
+    assert wide["tables_past_edge"] == 0, wide
+    assert wide["scrolling_boxes"] == 0, wide
+    narrow = measured(html, tmp_path, 480, 800)
+    assert narrow["page"] <= narrow["view"], narrow
+    assert narrow["tables_past_edge"] == 0, narrow

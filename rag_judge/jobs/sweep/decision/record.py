@@ -309,7 +309,15 @@ def _undecided(found: Recommendation, used: object, confidence: float, names: Ar
             f"{MIN_QUESTIONS} to keep its {confidence:.0%} confidence.{lean}"
         )
     if len(candidates) > 1:
-        which = names.many(candidates) if names.arms else f"k = {_ks(candidates)}"
+        if not names.arms:
+            which = f"k = {_ks(candidates)}"
+        elif len(candidates) > MANY_ARMS:
+            which = (
+                f"the {len(candidates)} arms still in ({names.many(candidates[:MANY_ARMS])}; ...: "
+                "every one in decision.json)"
+            )
+        else:
+            which = names.many(candidates)
         head = (
             f"{n} questions cannot yet tell which of {which} is within "
             f"{found.margin:g} of the best by {used}: none is confirmed with {confidence:.0%} "
