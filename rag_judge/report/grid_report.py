@@ -152,6 +152,25 @@ def grid_json(result: GridResult) -> dict[str, Any]:
         "arms": len(result.arms),
         "answers": _shared(result).get("answers", 0),
         "shared_answers": _shared(result).get("shared", 0),
+        "until_decided": savings(result),
+    }
+
+
+def savings(result: GridResult) -> dict[str, float | int] | None:
+    """What a run until decided did not generate against the full grid: answers, and minutes at
+    this run's own pace (its seconds per answer generated; replies from the cache cost none, so
+    a resumed run's pace understates a fresh one's). None for a plain grid."""
+    record = None if result.decision is None else result.decision.sequential
+    if record is None:
+        return None
+    saved = record.answers_fixed - record.answers_used
+    pace = record.seconds / record.answers_used if record.answers_used else 0.0
+    return {
+        "answers_used": record.answers_used,
+        "answers_full_grid": record.answers_fixed,
+        "answers_saved": saved,
+        "seconds_per_answer": round(pace, 3),
+        "minutes_saved": round(saved * pace / 60, 1),
     }
 
 
@@ -215,6 +234,13 @@ def render_grid_markdown(result: GridResult, view: GridView, *, title: str = "")
             f"{shared['shared']:,} of {shared['answers']:,} answers put the same passages before "
             "the model as an arm swept before them, so the response cache gave their answer and "
             "judgements."
+        )
+    if (saved := savings(result)) is not None:
+        lines.append(
+            f"Until decided, it generated {saved['answers_used']:,} of the full grid's "
+            f"{saved['answers_full_grid']:,} answers: {saved['answers_saved']:,} fewer, about "
+            f"{saved['minutes_saved']:g} minutes at this run's pace "
+            f"({saved['seconds_per_answer']:g} s per answer; replies from the cache cost none)."
         )
     lines += ["", f"## {view.objective or 'Objective'} by configuration and k", ""]
     lines.append(

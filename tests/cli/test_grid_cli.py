@@ -93,6 +93,10 @@ def test_a_grid_until_decided_drops_arms_and_settles_on_the_cheapest(
     assert decision["recommended_arm_k"] == 1
     assert sequential["answers_fixed"] == 100 * 6
     assert sequential["answers_used"] < sequential["answers_fixed"]
+    saved = decision["grid"]["until_decided"]
+    assert saved["answers_saved"] == sequential["answers_fixed"] - sequential["answers_used"]
+    assert saved["minutes_saved"] >= 0
+    assert f"{saved['answers_saved']:,} fewer" in run.output
     frame = pd.read_parquet(tmp_path / "out" / "per_question.parquet")
     assert frame["question_id"].nunique() == sequential["questions_used"]
     assert "arms" in decision["sentence"] or "arm" in decision["sentence"]
