@@ -23,10 +23,10 @@ from typing import Any
 
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalSet, load_eval_set
-from rag_judge.jobs.grid.axes import NO_RERANK, RAG_AXIS, Configuration
 from rag_judge.jobs.grid.result import GridResult
 from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
+from rag_judge.jobs.sweep.grid_axes import NO_RERANK, RAG_AXIS, Configuration
 from rag_judge.jobs.sweep.job import _loaded, _profile, _sweep, calibrated, decided
 from rag_judge.jobs.sweep.looks_store import (
     load_looks,
@@ -59,7 +59,7 @@ class GridRun:
 def configured(options: SweepOptions, configuration: Configuration) -> SweepOptions:
     """The k-sweep of one configuration: its values in place of the options of their name.
 
-    >>> from rag_judge.jobs.grid.axes import Grid
+    >>> from rag_judge.jobs.sweep.grid_axes import Grid
     >>> options = SweepOptions.build(grid=["retriever=dense", "chunk=300/2"])
     >>> one = configured(options, options.grid.configurations()[0])
     >>> one.retriever, str(one.chunk), one.grid

@@ -15,9 +15,9 @@ from typing import Final
 
 import pandas as pd
 
-from rag_judge.jobs.grid.axes import Configuration, Grid
 from rag_judge.jobs.sweep.decision.arms import Arm, ArmNames
 from rag_judge.jobs.sweep.decision.record import Decision
+from rag_judge.jobs.sweep.grid_axes import Configuration, Grid
 from rag_judge.jobs.sweep.result import SweepResult
 
 CONFIGURATION: Final = "configuration"
@@ -29,7 +29,7 @@ ARM: Final = "arm"
 def arms_of(configurations: tuple[Configuration, ...], ks: tuple[int, ...]) -> dict[int, Arm]:
     """The arms in grid order, numbered from 1: each configuration at each k.
 
-    >>> from rag_judge.jobs.grid.axes import Grid
+    >>> from rag_judge.jobs.sweep.grid_axes import Grid
     >>> arms = arms_of(Grid.parse("retriever=bm25,dense").configurations(), (1, 5))
     >>> {n: arm.label for n, arm in arms.items()}[3]
     'retriever=dense at k=1'

@@ -16,10 +16,10 @@ import time
 from collections.abc import Mapping, Sequence
 
 from rag_judge.data.eval_sets import EvalSet
-from rag_judge.jobs.grid.axes import Configuration
 from rag_judge.jobs.grid.result import GridResult, arms_of
 from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.sequential import Look, SequentialRecord, StopReason
+from rag_judge.jobs.sweep.grid_axes import Configuration
 from rag_judge.jobs.sweep.in_process import PreparedSweep
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from rag_judge.core.errors import InputError
-from rag_judge.jobs.grid.axes import PIPELINE_AXES, Grid
 from rag_judge.jobs.sweep.budget import Budget
 from rag_judge.jobs.sweep.decision.defaults import (
     DEFAULT_CONFIDENCE,
@@ -28,6 +27,7 @@ from rag_judge.jobs.sweep.decision.defaults import (
     check_margin,
 )
 from rag_judge.jobs.sweep.decision.objective import Objective
+from rag_judge.jobs.sweep.grid_axes import PIPELINE_AXES, Grid
 from rag_judge.jobs.sweep.plan import MAX_K, parse_ks
 from rag_judge.judges import DEFAULT_METRICS, JUDGES, JudgeOptions, get_judges
 from rag_judge.pipeline.build import ChunkSize

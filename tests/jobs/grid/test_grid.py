@@ -12,9 +12,9 @@ from rag_judge.backends.providers.scripted import ScriptedBackend
 from rag_judge.backends.wrapper.client import CallPolicy, ModelClient
 from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
-from rag_judge.jobs.grid.axes import Grid
 from rag_judge.jobs.grid.job import shared_answers, sweep_grid
 from rag_judge.jobs.sweep import SweepOptions
+from rag_judge.jobs.sweep.grid_axes import Grid
 
 CAPITALS = {"France": ("Paris", "d1#0"), "Japan": ("Tokyo", "d3#0")}
 
