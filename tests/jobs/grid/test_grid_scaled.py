@@ -16,7 +16,7 @@ from isolated import FAKE_MODEL, cli_env
 from rag_judge.cli import main
 from rag_judge.integrations.tracking_store import metric_key
 
-GRID = ["sweep", "cmrc2018_zh", "--limit", "4", "--ks", "1-2", "--grid", "chunk=set,200/1"]
+GRID = ["sweep", "cmrc2018_zh", "--limit", "2", "--ks", "1-2", "--grid", "chunk=set,200/1"]
 GRID += ["--metrics", "faithfulness,exact_match"]
 COMPARED = ("per_question.csv", "summary.csv")
 
