@@ -22,27 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from rag_judge.core.errors import InputError
-from rag_judge.data.eval_sets import EvalSet, load_eval_set
+from rag_judge.data.eval_sets import EvalSet
 from rag_judge.jobs.grid.result import GridResult
 from rag_judge.jobs.sweep.decision.looks import SweepLooks
 from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
 from rag_judge.jobs.sweep.grid_axes import NO_RERANK, RAG_AXIS, Configuration
-from rag_judge.jobs.sweep.job import _loaded, _profile, _sweep, calibrated, decided
+from rag_judge.jobs.sweep.job import calibrated, decided, start_job, sweep_scaled_out
 from rag_judge.jobs.sweep.looks_store import (
-    load_looks,
     new_test,
-    record_key,
-    record_path,
     save_looks,
 )
 from rag_judge.jobs.sweep.options import DEFAULT_RERANK_DEPTH, SweepOptions
-from rag_judge.jobs.sweep.plan import check_objective_fits
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.until_decided import questions_allowed
-from rag_judge.judges.work import check_judge_options
 from rag_judge.pipeline.build import ChunkSize
 from rag_judge.runtime.events import QUIET, Events
-from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor, OnRay
+from rag_judge.runtime.executors import IN_PROCESS, Batch, Executor
 from rag_judge.runtime.executors.batched import Stage
 from rag_judge.runtime.session import Session
 
@@ -99,34 +93,20 @@ async def grid_job(
     """
     if options.grid is None:
         raise InputError("a configuration sweep needs a grid (--grid AXIS=V1,V2)", field="grid")
-    check_judge_options(options.judge, session.judge_name)
-    profile = _profile(options, session)
-    in_process = not isinstance(executor, OnRay | Batch)
-    if options.until_decided and not in_process:
-        raise InputError(
-            "a sweep until decided runs in this process (no --executor ray or --batch): "
-            "each batch waits for the look before it",
-            field="until_decided",
-        )
-    whole = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
-    if options.objective is not None:
-        check_objective_fits(whole, options.objective.parts)
-    loaded = _loaded(whole, options)
+    start = start_job(eval_set, session, options, executor)
+    loaded, profile, looks = start.loaded, start.profile, start.looks
     configurations = options.grid.configurations()
     # In process, reasons are not written: the grid's report shows arms, not rows.
     unreasoned = dataclasses.replace(
         options, judge=dataclasses.replace(options.judge, reasons=False)
     )
     each = {c.name: configured(unreasoned, c) for c in configurations}
-    where = record_path(session, record_key(whole, options, session))
-    horizon = questions_allowed(loaded, options) if options.until_decided else len(whole.queries)
-    looks = load_looks(where, horizon, options)
     stages: list[Stage] = []
     record: SequentialRecord | None = None
-    if not in_process:
+    if not start.in_process:
         results: dict[str, SweepResult] = {}
         for i, configuration in enumerate(configurations):
-            run = await _sweep(
+            run = await sweep_scaled_out(
                 eval_set, session, each[configuration.name], _own(executor, i), events
             )
             results[configuration.name] = run.result
@@ -138,7 +118,7 @@ async def grid_job(
         if options.until_decided:
             from rag_judge.jobs.grid.until_decided import grid_until_decided
 
-            within = looks or new_test(horizon, options)
+            within = looks or new_test(start.horizon, options)
             results, record, within = await grid_until_decided(
                 loaded, options, configurations, each, prepared, within, session, events
             )
@@ -160,9 +140,9 @@ async def grid_job(
         within if record is not None else looks,
         record,
         kept=looks is not None,
-        horizon=None if record is not None else len(whole.queries),
+        horizon=None if record is not None else len(start.whole.queries),
     )
-    save_looks(where, chosen.decision.looks if chosen.decision and looks else None)
+    save_looks(start.where, chosen.decision.looks if chosen.decision and looks else None)
     return GridRun(chosen, tuple(stages))
 
 

@@ -12,24 +12,17 @@ not generate against the full grid is in its record.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Mapping, Sequence
 
 from rag_judge.data.eval_sets import EvalSet
 from rag_judge.jobs.grid.result import GridResult, arms_of
 from rag_judge.jobs.sweep.decision.looks import SweepLooks
-from rag_judge.jobs.sweep.decision.sequential import Look, SequentialRecord, StopReason
+from rag_judge.jobs.sweep.decision.sequential import SequentialRecord
 from rag_judge.jobs.sweep.grid_axes import Configuration
 from rag_judge.jobs.sweep.in_process import PreparedSweep
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.jobs.sweep.result import SweepResult
-from rag_judge.jobs.sweep.until_decided import (
-    merge_results,
-    next_look,
-    over_budget,
-    questions_allowed,
-    tokens_spent,
-)
+from rag_judge.jobs.sweep.until_decided import in_batches, merge_results, questions_allowed
 from rag_judge.runtime.events import QUIET, Events
 from rag_judge.runtime.session import Session
 
@@ -46,67 +39,23 @@ async def grid_until_decided(
 ) -> tuple[dict[str, SweepResult], SequentialRecord, SweepLooks]:
     """Sweep the grid in batches until the rule settles (see the module docstring): each
     configuration's sweep over the questions it was asked, the record, and the looks."""
-    total = questions_allowed(loaded, options)
-    queries = loaded.queries[:total]
     arms = arms_of(tuple(configurations), options.ks)
     grid = options.grid
     assert grid is not None  # the job checked
-    events.started(total * len(configurations))
-    active = list(arms)
+    events.started(questions_allowed(loaded, options) * len(configurations))
     parts: dict[str, list[SweepResult]] = {c.name: [] for c in configurations}
-    taken: list[Look] = []
-    answers = used = 0
-    started, tokens_before = time.monotonic(), tokens_spent(session)
-    seconds = tokens = 0.0
-    stop: StopReason = "max_questions"
-    while used < total:
-        batch = queries[used : used + options.step]
-        share = loaded.only(q.id for q in batch)
+
+    def merged() -> dict[str, SweepResult]:
+        return {name: merge_results(p, options.ks) for name, p in parts.items() if p}
+
+    async def sweep_batch(share: EvalSet, active: Sequence[int]) -> SweepResult:
         for configuration in configurations:
             name = configuration.name
             ks = tuple(arms[a].k for a in active if arms[a].configuration == name)
-            if ks:
+            if ks:  # a configuration whose every k is out is not swept: no retrieval, no call
                 at = dataclasses.replace(each[name], ks=ks)
                 parts[name].append(await prepared[name].sweep(share, at, events))
-        batch_answers = len(batch) * len(active)
-        answers += batch_answers
-        used += len(batch)
-        swept = GridResult(
-            grid,
-            tuple(configurations),
-            {name: merge_results(p, options.ks) for name, p in parts.items() if p},
-            options.ks,
-        )
-        look, looks = next_look(swept.as_arms(), active, options, looks, used)
-        if look is not None:
-            taken.append(look)
-            if look.recommended_k is not None:
-                stop = "settled"
-                break
-            active = [a for a in active if a not in look.eliminated]
-        before = seconds, tokens
-        seconds, tokens = time.monotonic() - started, tokens_spent(session) - tokens_before
-        if options.budget is not None and over_budget(
-            options.budget,
-            (seconds, tokens),
-            before,
-            batch_answers,
-            min(options.step, total - used) * len(active),
-        ):
-            stop = "budget"
-            break
-    record = SequentialRecord(
-        looks=tuple(taken),
-        stop=stop,
-        questions_used=used,
-        max_questions=total,
-        answers_used=answers,
-        answers_fixed=total * len(arms),
-        spending=looks.spending,
-        confidence=options.confidence,
-        budget="" if options.budget is None else str(options.budget),
-        seconds=time.monotonic() - started,
-        tokens=tokens_spent(session) - tokens_before,
-    )
-    results = {name: merge_results(p, options.ks) for name, p in parts.items() if p}
-    return results, record, looks
+        return GridResult(grid, tuple(configurations), merged(), options.ks).as_arms()
+
+    record, looks = await in_batches(loaded, session, options, list(arms), looks, sweep_batch)
+    return merged(), record, looks

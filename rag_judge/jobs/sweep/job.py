@@ -86,24 +86,11 @@ async def sweep_job(
             "rag-judge sweep --grid",
             field="grid",
         )
-    check_judge_options(options.judge, session.judge_name)
-    profile = _profile(options, session)
-    in_process = not isinstance(executor, OnRay | Batch)
-    if options.until_decided and not in_process:
-        raise InputError(
-            "a sweep until decided runs in this process (no --executor ray or --batch): "
-            "each batch waits for the look before it",
-            field="until_decided",
-        )
-    whole = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
-    if options.objective is not None:
-        check_objective_fits(whole, options.objective.parts)
-    where = record_path(session, record_key(whole, options, session))
-    loaded = _loaded(whole, options)
-    horizon = questions_allowed(loaded, options) if options.until_decided else len(whole.queries)
-    looks = load_looks(where, horizon, options)
+    start = start_job(eval_set, session, options, executor)
+    whole, loaded, profile, in_process = start.whole, start.loaded, start.profile, start.in_process
+    where, horizon, looks = start.where, start.horizon, start.looks
     if not in_process:
-        run = await _sweep(eval_set, session, options, executor, events)
+        run = await sweep_scaled_out(eval_set, session, options, executor, events)
         result = decided(
             calibrated(run.result, profile), options, looks, horizon=len(whole.queries)
         )
@@ -128,6 +115,50 @@ async def sweep_job(
             result, loaded.queries, session.client, options.judge, events=events
         )
     return SweepRun(result)
+
+
+@dataclass(frozen=True)
+class JobStart:
+    """What a sweep's job (a k-sweep, a grid) has checked and loaded before any index or call."""
+
+    whole: EvalSet
+    loaded: EvalSet
+    """The questions to sweep (the first ``limit``)."""
+    profile: tuple[CalibrationProfile, str] | None
+    in_process: bool
+    where: Path | None
+    """The sweep's record of looks (None without a response cache)."""
+    horizon: int
+    looks: SweepLooks | None
+
+
+def start_job(
+    eval_set: str | Path | EvalSet, session: Session, options: SweepOptions, executor: Executor
+) -> JobStart:
+    """Check what a job may refuse before any index or call (the judge's options, the
+    calibration profile, a run until decided off this process, the objective against the set),
+    load the set, and read the sweep's record of looks.
+
+    Raises:
+        InputError: any of those refusals, with the option named.
+    """
+    check_judge_options(options.judge, session.judge_name)
+    profile = _profile(options, session)
+    in_process = not isinstance(executor, OnRay | Batch)
+    if options.until_decided and not in_process:
+        raise InputError(
+            "a sweep until decided runs in this process (no --executor ray or --batch): "
+            "each batch waits for the look before it",
+            field="until_decided",
+        )
+    whole = eval_set if isinstance(eval_set, EvalSet) else load_eval_set(eval_set)
+    if options.objective is not None:
+        check_objective_fits(whole, options.objective.parts)
+    where = record_path(session, record_key(whole, options, session))
+    loaded = _loaded(whole, options)
+    horizon = questions_allowed(loaded, options) if options.until_decided else len(whole.queries)
+    looks = load_looks(where, horizon, options)
+    return JobStart(whole, loaded, profile, in_process, where, horizon, looks)
 
 
 def calibrated(result: SweepResult, profile: tuple[CalibrationProfile, str] | None) -> SweepResult:
@@ -187,7 +218,7 @@ def _profile(options: SweepOptions, session: Session) -> tuple[CalibrationProfil
     )
 
 
-async def _sweep(
+async def sweep_scaled_out(
     eval_set: str | Path | EvalSet,
     session: Session,
     options: SweepOptions,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import pandas as pd
 
@@ -51,11 +51,37 @@ async def sweep_until_decided(
     """Sweep in batches until the decision's rule settles (see the module docstring); each look
     is one more of the sweep's ``looks``, returned with them."""
     prepared = await prepare_sweep(loaded, session, options)
+    events.started(questions_allowed(loaded, options))
+    parts: list[SweepResult] = []
+
+    async def sweep_batch(share: EvalSet, active: Sequence[int]) -> SweepResult:
+        at_active = dataclasses.replace(options, ks=tuple(active))
+        parts.append(await prepared.sweep(share, at_active, events))
+        return merge_results(parts, options.ks)
+
+    record, looks = await in_batches(loaded, session, options, options.ks, looks, sweep_batch)
+    return merge_results(parts, options.ks), record, looks
+
+
+BatchSweep = Callable[[EvalSet, Sequence[int]], Awaitable[SweepResult]]
+"""Sweeps one batch of questions at the columns still in, and returns everything swept so far as
+one sweep whose ``k`` column holds the compared columns (ks, or a grid's arms)."""
+
+
+async def in_batches(
+    loaded: EvalSet,
+    session: Session,
+    options: SweepOptions,
+    columns: Sequence[int],
+    looks: SweepLooks,
+    sweep_batch: BatchSweep,
+) -> tuple[SequentialRecord, SweepLooks]:
+    """The run until decided over ``columns`` (a k-sweep's ks, a grid's arms): a batch of
+    ``options.step`` questions at the columns still in, then a look, until it settles, the
+    budget is spent or the questions allowed are used; its record and the looks."""
     total = questions_allowed(loaded, options)
     queries = loaded.queries[:total]
-    events.started(total)
-    active = list(options.ks)
-    parts: list[SweepResult] = []
+    active = list(columns)
     taken: list[Look] = []
     answers = used = 0
     started, tokens_before = time.monotonic(), tokens_spent(session)
@@ -63,13 +89,11 @@ async def sweep_until_decided(
     stop: StopReason = "max_questions"
     while used < total:
         batch = queries[used : used + options.step]
-        share = loaded.only(q.id for q in batch)
-        at_active = dataclasses.replace(options, ks=tuple(active))
-        parts.append(await prepared.sweep(share, at_active, events))
+        swept = await sweep_batch(loaded.only(q.id for q in batch), active)
         batch_answers = len(batch) * len(active)
         answers += batch_answers
         used += len(batch)
-        look, looks = next_look(merge_results(parts, options.ks), active, options, looks, used)
+        look, looks = next_look(swept, active, options, looks, used)
         if look is not None:
             taken.append(look)
             if look.recommended_k is not None:
@@ -93,14 +117,14 @@ async def sweep_until_decided(
         questions_used=used,
         max_questions=total,
         answers_used=answers,
-        answers_fixed=total * len(options.ks),
+        answers_fixed=total * len(columns),
         spending=looks.spending,
         confidence=options.confidence,
         budget="" if options.budget is None else str(options.budget),
         seconds=time.monotonic() - started,
         tokens=tokens_spent(session) - tokens_before,
     )
-    return merge_results(parts, options.ks), record, looks
+    return record, looks
 
 
 def over_budget(
