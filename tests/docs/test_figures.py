@@ -9,7 +9,8 @@ The path is a results file in the repository; the selector walks it: ``a.b`` for
 demo*`` for the one key that starts with ``make demo``), ``[3]`` for a list's element,
 ``[set=cmrc2018_zh_chunked;spending=pocock]`` for the one element of a list whose fields have
 these values; ``mean``, ``max`` or ``min`` before the selector combine every element they match.
-``*100`` after the selector scales a fraction to the percent the text shows, ``/60`` seconds to
+``A over B`` is the ratio of two selectors' values (a speed-up the text derives). ``*100`` after
+the selector scales a fraction to the percent the text shows, ``/60`` seconds to
 minutes, ``*-1`` a difference the text states as "below". The number checked is the last one
 before the comment on its line; it must equal the file's value rounded to the decimals shown
 (``1,733`` and ``0.92`` alike), so a re-run that changes the figure fails here until the page
@@ -85,7 +86,15 @@ def select(data: Any, selector: str) -> Any:
     >>> rows = {"rows": [{"k": 1, "v": 0.5}, {"k": 2, "v": 0.7}, {"k": 2, "v": 0.9}]}
     >>> select(rows, "rows[k=1].v"), select(rows, "mean rows[k=2].v")
     (0.5, 0.8)
+
+    ``A over B`` is a ratio the text derives from two values of the file (``3.74×``):
+
+    >>> round(select(rows, "rows[k=1].v over mean rows[k=2].v"), 4)
+    0.625
     """
+    if " over " in selector:  # a ratio the text derives: both sides from the same file
+        top, bottom = selector.split(" over ", 1)
+        return select(data, top) / select(data, bottom)
     how, _, rest = selector.partition(" ")
     if how in AGGREGATES:
         return AGGREGATES[how](_walk(data, rest))
