@@ -154,3 +154,21 @@ def test_a_grid_in_the_settings_file_is_swept_unless_the_command_line_gives_one(
     assert bad.exit_code == 2
     assert "unknown retriever 'nope'" in bad.output
     assert served.total_calls == 0
+
+
+def test_chunk_re_cuts_the_documents_of_a_plain_sweep(
+    tmp_path: Path, served: FakeOpenAIServer
+) -> None:
+    from rag_judge.data.eval_sets import load_eval_set
+    from rag_judge.pipeline.build import ChunkSize, sized_chunks
+
+    run = run_cli(tmp_path, served, "--chunk", "200/1", "--metrics", "exact_match")
+    assert run.exit_code == 0, run.output
+    frame = pd.read_csv(tmp_path / "out" / "per_question.csv")
+    assert "configuration" not in frame.columns  # a k-sweep, not a grid
+    passages = sized_chunks(load_eval_set("cmrc2018_zh"), ChunkSize(200, 1))
+    assert max(len(p.text) for p in passages) <= 400  # a window may take one sentence more
+    assert {p.doc_id for p in passages} == {d.id for d in load_eval_set("cmrc2018_zh").documents}
+    bad = run_cli(tmp_path, served, "--chunk", "20")
+    assert bad.exit_code == 2
+    assert "below the least, 50" in bad.output
