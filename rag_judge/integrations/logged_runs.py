@@ -114,7 +114,7 @@ def grid_run(
 _GRID_DECISION_PARAMS = (
     "objective",
     "recommended_configuration",
-    "recommended_arm_k",
+    "recommended_k",
     "margin",
     "confidence",
     "n_questions",

@@ -90,7 +90,7 @@ def test_a_grid_until_decided_drops_arms_and_settles_on_the_cheapest(
     sequential = decision["sequential"]
     assert sequential["stop"] == "settled"
     assert decision["recommended_configuration"] in ("retriever=bm25", "retriever=dense")
-    assert decision["recommended_arm_k"] == 1
+    assert decision["recommended_k"] == 1
     assert sequential["answers_fixed"] == 100 * 6
     assert sequential["answers_used"] < sequential["answers_fixed"]
     saved = decision["grid"]["until_decided"]

@@ -67,6 +67,13 @@ class GridResult:
         return arms_of(self.configurations, self.ks)
 
     @property
+    def recommended(self) -> Arm | None:
+        """The configuration and k to use (None: undecided, or not decided yet). The decision
+        itself numbers arms: ``decision.recommended_k`` is the arm's number in a grid."""
+        chosen = None if self.decision is None else self.decision.recommended_k
+        return None if chosen is None else self.arms[chosen]
+
+    @property
     def names(self) -> ArmNames:
         """How the decision names the arms."""
         return ArmNames(self.arms)

@@ -59,7 +59,7 @@ def test_your_own_rags_are_configurations_and_the_better_one_is_chosen() -> None
     assert decision.headline == "Use rag=right-first at k=1"
     document = decision.to_json()
     assert document["recommended_configuration"] == "rag=right-first"
-    assert document["recommended_arm_k"] == 1
+    assert document["recommended_k"] == 1
     means = {(e["configuration"], e["k"]): e["mean"] for e in document["per_k"]}
     assert means[("rag=right-second", 1)] == 0.0  # Germany's passage names no capital
     assert means[("rag=right-first", 1)] == means[("rag=right-first", 2)] > 0
@@ -89,8 +89,8 @@ def test_until_decided_stops_paying_for_a_configuration_that_is_out() -> None:
     decision = grid.decision
     assert decision is not None
     assert decision.sequential is not None
-    assert decision.recommended_k is not None
-    assert grid.arms[decision.recommended_k].configuration == "rag=right-first"
+    assert grid.recommended is not None
+    assert grid.recommended.configuration == "rag=right-first"
     record = decision.sequential
     assert record.answers_used < record.answers_fixed
     assert "rag=right-second at k=1 went out after" in decision.sentence

@@ -207,19 +207,7 @@ class Decision:
         """The decision as ``decision.json`` holds it."""
         found = self.recommendation
         per_k = [self._k_json(s.k) for s in (() if found is None else found.standings)]
-        arms = self.names.arms
-        chosen = None if self.recommended_k is None or not arms else arms[self.recommended_k]
-        grid = (
-            {
-                "recommended_configuration": None if chosen is None else chosen.configuration,
-                "recommended_arm_k": None if chosen is None else chosen.k,
-                "undecided_between_arms": [
-                    self.names.as_json(key) for key in self.undecided_between
-                ],
-            }
-            if arms
-            else {}
-        )
+        grid = self._grid_json()
         return {
             "decision": self.headline,
             "sentence": self.sentence,
@@ -248,6 +236,33 @@ class Decision:
             "looks_note": self.looks_note,
             "sequential": None if self.sequential is None else self.sequential.as_json(),
             **grid,
+        }
+
+    def _grid_json(self) -> dict[str, Any]:
+        """A configuration sweep's fields: its ks as ks and its arms by configuration (the
+        k-sweep's own fields keep the arms' numbers: ``undecided_between`` and the looks)."""
+        names, found = self.names, self.recommendation
+        if not names.arms:
+            return {}
+
+        def arm(key: int | None) -> dict[str, Any]:
+            return names.as_json(key) if key is not None else {}
+
+        picks = {
+            "recommended": self.recommended_k,
+            "best_by_mean": None if found is None else found.best_k_by_mean,
+            "reference": None if found is None else found.reference_k,
+        }
+        return {
+            "recommended_k": arm(picks["recommended"]).get("k"),
+            "recommended_configuration": arm(picks["recommended"]).get("configuration"),
+            "recommended_arm": picks["recommended"],
+            "best_k_by_mean": arm(picks["best_by_mean"]).get("k"),
+            "best_configuration_by_mean": arm(picks["best_by_mean"]).get("configuration"),
+            "best_arm_by_mean": picks["best_by_mean"],
+            "reference_k": arm(picks["reference"]).get("k"),
+            "reference_arm": picks["reference"],
+            "undecided_between_arms": [names.as_json(key) for key in self.undecided_between],
         }
 
     def _k_json(self, k: int) -> dict[str, Any]:
