@@ -97,7 +97,7 @@ def run_sweep(limit: int) -> None:
     subprocess.run(command, check=True)
     seconds = time.perf_counter() - started
     record = {
-        "command": command[1:],
+        "command": ["rag-judge", *command[1:-1], str(out.relative_to(HERE.parent))],
         "seconds_this_sitting": round(seconds, 1),
         "note": "answers from earlier sittings came from the response cache; "
         "see ledger.json for the calls this sitting made",
