@@ -43,23 +43,17 @@ def grid_png(
     height = max(3.2, 1.2 + 0.42 * rows)
     figure = Figure(figsize=(15.0, height), dpi=DPI, layout="constrained")
     heat, lines = figure.subplots(1, 2, width_ratios=(3, 2))
-    values = np.array(
-        [[_number(means.get((c, k))) for k in ks] for c in configurations], dtype=float
-    )
-    shown = np.ma.masked_invalid(values)
-    image = heat.imshow(
-        shown,
-        cmap="viridis",
-        aspect="auto",
-        vmin=np.nanmin(values) if np.isfinite(values).any() else 0,
-        vmax=np.nanmax(values) if np.isfinite(values).any() else 1,
-    )
+    cells = [[means.get((c, k)) for k in ks] for c in configurations]
+    values = _masked(cells)
+    present = [v for row in cells for v in row if v is not None]
+    low, high = (min(present), max(present)) if present else (0.0, 1.0)
+    image = heat.imshow(values, cmap="viridis", aspect="auto", vmin=low, vmax=high)
     figure.colorbar(image, ax=heat, label=f"mean {objective}", shrink=0.9)
     for i, configuration in enumerate(configurations):
         for j, k in enumerate(ks):
-            value = values[i, j]
+            value = cells[i][j]
             where = standing.get((configuration, k), "")
-            text = "—" if np.isnan(value) else f"{value:.3f}"
+            text = "—" if value is None else f"{value:.3f}"
             heat.text(j, i, text, ha="center", va="center", fontsize=8, color=_ink(image, value))
             if where == "out":
                 heat.add_patch(
@@ -92,8 +86,8 @@ def _retrieval_lines(
     """One line per configuration (gaps where a value is missing)."""
     drawn = False
     for i, configuration in enumerate(configurations):
-        y = np.array([_number(retrieval.get((configuration, k))) for k in ks], dtype=float)
-        if np.isfinite(y).any():
+        y = _masked([[retrieval.get((configuration, k)) for k in ks]])[0]
+        if y.count():
             drawn = True
             axes.plot(list(ks), y, marker="os^Dv"[i % 5], markersize=4, color=f"C{i % 10}",
                       linestyle=("-", "--", "-.", ":")[i % 4], label=configuration)  # fmt: skip
@@ -108,13 +102,17 @@ def _retrieval_lines(
         axes.text(0.5, 0.5, "no retrieval measure", ha="center", transform=axes.transAxes)
 
 
-def _number(value: float | None) -> float:
-    return float("nan") if value is None else float(value)
+def _masked(rows: Sequence[Sequence[float | None]]) -> np.ma.MaskedArray:
+    """Values with the missing ones masked: drawn as gaps, never as a number."""
+    return np.ma.masked_array(
+        [[0.0 if v is None else float(v) for v in row] for row in rows],
+        mask=[[v is None for v in row] for row in rows],
+    )
 
 
-def _ink(image: Any, value: float) -> str:
-    """Black on light cells, white on dark ones."""
-    if np.isnan(value):
+def _ink(image: Any, value: float | None) -> str:
+    """Black on light cells, white on dark ones (grey for a cell with no value)."""
+    if value is None:
         return "0.3"
     red, green, blue, _ = image.cmap(image.norm(value))
     return "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"

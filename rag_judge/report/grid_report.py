@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import pandas as pd
+
 from rag_judge.jobs.grid.result import ARM, CONFIGURATION, GridResult
 from rag_judge.jobs.sweep.decision.outcomes import row_outcomes
 from rag_judge.jobs.sweep.decision.record import Decision
@@ -81,7 +83,7 @@ def grid_view(result: GridResult) -> GridView:
         by_arm = frame.assign(value=values.to_numpy()).groupby(ARM)["value"].mean()
         for number, mean in by_arm.items():
             arm = arms[int(str(number))]
-            means[(arm.configuration, arm.k)] = None if mean != mean else float(mean)
+            means[(arm.configuration, arm.k)] = None if pd.isna(mean) else float(mean)
     standing = {(a.configuration, a.k): "out" for a in arms.values()}
     found = decision.recommendation
     for s in () if found is None else found.standings:
@@ -95,7 +97,7 @@ def grid_view(result: GridResult) -> GridView:
     name = next((m for m in RETRIEVAL_SHOWN if m in set(summary["metric"])), "")
     rows = summary[summary["metric"] == name]
     retrieval = {
-        (str(r[CONFIGURATION]), int(r["k"])): (None if r["mean"] != r["mean"] else float(r["mean"]))
+        (str(r[CONFIGURATION]), int(r["k"])): None if pd.isna(r["mean"]) else float(r["mean"])
         for r in rows.to_dict("records")
     }
     return GridView(
