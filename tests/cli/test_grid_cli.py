@@ -136,6 +136,16 @@ def test_a_grid_dry_run_plans_every_configuration_and_calls_nothing(
         assert f"| {name} |" in run.output
     assert "| the grid |" in run.output
     assert served.total_calls == 0
+    rows = {
+        cells[1].strip(): cells
+        for line in run.output.splitlines()
+        if len(cells := line.split("|")) > 5 and cells[1].strip() in CONFIGURATIONS
+    }
+    # a dense configuration's stand-ins are the re-cut passages when the grid re-cuts them
+    assert "passages re-cut to 200/1 as stand-ins" in rows["retriever=dense,chunk=200/1"][2]
+    assert "the set's own passages as stand-ins" in rows["retriever=dense,chunk=set"][2]
+    tokens = {name: int(cells[5].replace(",", "")) for name, cells in rows.items()}
+    assert tokens["retriever=dense,chunk=200/1"] < tokens["retriever=dense,chunk=set"]
 
 
 def test_a_grid_in_the_settings_file_is_swept_unless_the_command_line_gives_one(

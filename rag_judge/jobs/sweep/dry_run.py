@@ -30,7 +30,7 @@ from rag_judge.jobs.sweep.explain import SHOWN_WORST
 from rag_judge.jobs.sweep.options import SweepOptions
 from rag_judge.judges import JUDGES
 from rag_judge.judges.call_rates import CallRate
-from rag_judge.pipeline.build import eval_set_chunks
+from rag_judge.pipeline.build import ChunkSize, sized_chunks
 from rag_judge.prompts.templates import load_prompt, prompt_languages
 from rag_judge.runtime.session import Session
 
@@ -191,10 +191,12 @@ def plan_cost(
     )
 
 
-def corpus_contexts(loaded: EvalSet, k: int) -> dict[str, list[str]]:
+def corpus_contexts(
+    loaded: EvalSet, k: int, chunk: ChunkSize | None = None
+) -> dict[str, list[str]]:
     """Stand-in passages when the real top K cannot be had without a model call: the set's own
-    passages, the same middling ones for every question."""
-    chunks = sorted(eval_set_chunks(loaded), key=lambda c: len(c.text))
+    passages (re-cut to ``chunk`` when given), the same middling ones for every question."""
+    chunks = sorted(sized_chunks(loaded, chunk), key=lambda c: len(c.text))
     middle = chunks[len(chunks) // 2 : len(chunks) // 2 + k] or chunks[:k]
     texts = [c.text for c in middle]
     return {q.id: texts for q in loaded.queries}
@@ -319,7 +321,10 @@ async def _contexts(
             loaded.queries, hits, strict=True
         )}  # fmt: skip
         return found, "each question's real top K by BM25"
+    passages = (
+        "the set's own passages" if options.chunk is None else f"passages re-cut to {options.chunk}"
+    )
     return (
-        corpus_contexts(loaded, options.ks[-1]),
-        "the set's own passages as stand-ins (the retriever would need a model call)",
+        corpus_contexts(loaded, options.ks[-1], options.chunk),
+        f"{passages} as stand-ins (the retriever would need a model call)",
     )
