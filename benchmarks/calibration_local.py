@@ -13,8 +13,10 @@ Three ways to judge faithfulness with the embedded model (``local/qwen2.5-coder-
 
 ``run`` judges (resumable: every call goes through a response cache under ``--cache``) and
 writes ``results/calibration_local/<path>_<set>/scores.jsonl``; ``report`` reads whatever
-score files exist and writes the markdown with every figure's bootstrap CI, computed by
-``rag_judge.calibration`` exactly as ``rag-judge calibrate`` would.
+score files exist (no model call) and writes the markdown with every figure's bootstrap CI,
+computed by ``rag_judge.calibration`` exactly as ``rag-judge calibrate`` would, and the same
+figures as data to ``results/calibration_local.json`` (one record per set, split and path),
+which the manual's quoted figures are checked against.
 
 ``rescore`` gives the scoring path of *this* release from the ``score`` files of the previous
 one (``rescore_<set>``), without redoing what did not change: a claim asked with the same
@@ -44,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import time
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +63,14 @@ from rag_judge.runtime.settings import load_settings
 
 OUT = Path(__file__).parent / "results" / "calibration_local"
 MARKDOWN = Path(__file__).parent / "calibration_local.md"
+RESULTS = OUT.parent / "calibration_local.json"
 MODEL = "local/qwen2.5-coder-1.5b"
 PATHS = ("score", "rescore", "generate", "floor")
 LABELS = {"score": "score (previous release)", "rescore": "score (this release)"}
 SETS = {"wice_dev": None, "begin_dev": MEASURED_BEGIN}
 """Each set and its ``--limit`` (None: every row)."""
+SPLITS = {"all": "all rows", "held_out": "held-out half (never tuned on)", "tune": "tuning half"}
+"""Each split's id in the JSON and its title in the markdown; WiCE's halves from ``wice_half``."""
 FIGURES = (
     "roc_auc(value)",
     "roc_auc(probability)",
@@ -159,19 +165,100 @@ def report_for(scores: Path, name: str, ids: set[str] | None) -> CalibrationRepo
     return calibrate(judge, labels, metric="faithfulness", n_resamples=2000, seed=0)
 
 
-def _cell(report: CalibrationReport, name: str) -> str:
-    try:
-        e = report.estimate(name)
-    except KeyError:
-        return "—"
-    if e.estimate is None:
-        return "—"
-    if e.low is None or e.high is None:
-        return f"{e.estimate:.3f}"
-    return f"{e.estimate:.3f} [{e.low:.3f}, {e.high:.3f}]"
+def tables() -> list[dict[str, Any]]:
+    """Every line of the markdown's tables as a record: per set, split and path, the rows
+    scored of those labelled, each figure's estimate and CI, the machine and seconds per row
+    (``calibration_local.json``, which the manual's figures are checked against)."""
+    rows = []
+    for name in SETS:
+        chosen = loaded(name)
+        ids = [s.id for s in chosen.samples]
+        splits: dict[str, set[str] | None] = {"all": None}
+        if name == "wice_dev":
+            splits |= {
+                half: {i for i in ids if wice_half(i) == half} for half in ("held_out", "tune")
+            }
+        for split, only in splits.items():
+            for path in PATHS:
+                if (folder(path, name) / "scores.jsonl").exists():
+                    rows.append(_table_row(name, chosen, split, path, only))
+    return rows
 
 
-def markdown() -> str:
+def _table_row(
+    name: str, chosen: CalibrationSet, split: str, path: str, ids: set[str] | None
+) -> dict[str, Any]:
+    """One path on one split of a set: rows scored, labelled and in the split (labelled or
+    not), the figures, machine and seconds per row; a path stopped early (fewer rows scored
+    than labelled) carries the scoring path on exactly its rows, for a fair comparison."""
+    scores = folder(path, name) / "scores.jsonl"
+    report = report_for(scores, name, ids)
+    labelled = sum(
+        1
+        for s in chosen.samples
+        if chosen.labels.get(s.id) is not None and (ids is None or s.id in ids)
+    )
+    run = _run_info(path, name)
+    resumed = bool(run.get("resumed_from_cache"))
+    row: dict[str, Any] = {
+        "set": name,
+        "split": split,
+        "path": path,
+        "label": LABELS.get(path, path),
+        "rows_scored": report.n,
+        "rows_labelled": labelled,
+        "rows_in_split": len(chosen.samples) if ids is None else len(ids),
+        "unscored": report.unscored,
+        **_figures(report),
+        "machine": run.get("cpu_model"),
+        "resumed_from_cache": resumed,
+        "seconds_per_row": None
+        if "seconds" not in run or resumed
+        else run["seconds"] / max(1, len(chosen.samples)),
+    }
+    score_file = folder("score", name) / "scores.jsonl"
+    if path != "score" and report.n < labelled and score_file.exists():
+        done = {r.id for r in read_judge_scores(scores, "faithfulness").rows}
+        same = report_for(score_file, name, done if ids is None else done & ids)
+        row["score_on_same_rows"] = {"rows_scored": same.n, **_figures(same)}
+    return row
+
+
+def _figures(report: CalibrationReport) -> dict[str, dict[str, float | None] | None]:
+    """Each of ``FIGURES``: estimate, low and high (None: the report has no such figure)."""
+    found: dict[str, dict[str, float | None] | None] = {}
+    for figure in FIGURES:
+        try:
+            e = report.estimate(figure)
+        except KeyError:
+            found[figure] = None
+            continue
+        found[figure] = {"estimate": e.estimate, "low": e.low, "high": e.high}
+    return found
+
+
+def _cell(figure: dict[str, float | None] | None) -> str:
+    if figure is None or figure["estimate"] is None:
+        return "—"
+    if figure["low"] is None or figure["high"] is None:
+        return f"{figure['estimate']:.3f}"
+    return f"{figure['estimate']:.3f} [{figure['low']:.3f}, {figure['high']:.3f}]"
+
+
+def results(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON record: how the figures were computed, and the tables' rows."""
+    return {
+        "written_by": "benchmarks/calibration_local.py report",
+        "model": MODEL,
+        "metric": "faithfulness",
+        "supported_at": 0.5,
+        "bootstrap": {"kind": "percentile", "confidence": 0.95, "resamples": 2000, "seed": 0},
+        "splits": SPLITS,
+        "rows": rows,
+    }
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
     lines = ["# The embedded judge against human labels, on whole sets", ""]
     lines += [
         "Written by `benchmarks/calibration_local.py report` from the score files in "
@@ -183,52 +270,38 @@ def markdown() -> str:
         "run that started with an empty cache; `judge_speed_local.md` has the speed figures.",
         "",
     ]
-    for name in SETS:
-        chosen = loaded(name)
-        groups: list[tuple[str, set[str] | None]] = [("all rows", None)]
-        if name == "wice_dev":
-            ids = [s.id for s in chosen.samples]
-            groups += [
-                ("held-out half (never tuned on)", {i for i in ids if wice_half(i) == "held_out"}),
-                ("tuning half", {i for i in ids if wice_half(i) == "tune"}),
-            ]
-        for title, ids in groups:
-            lines += [f"## {name}, {title}", ""]
-            head = ["path", "rows scored", *FIGURES, "machine", "s per row"]
-            lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            for path in PATHS:
-                scores = folder(path, name) / "scores.jsonl"
-                if not scores.exists():
-                    continue
-                report = report_for(scores, name, ids)
-                labelled = sum(
-                    1
-                    for s in chosen.samples
-                    if chosen.labels.get(s.id) is not None and (ids is None or s.id in ids)
-                )
-                run = _run_info(path, name)
-                cells = [LABELS.get(path, path), f"{report.n} of {labelled}"]
-                cells += [_cell(report, f) for f in FIGURES]
-                per_row = (
-                    f"{run['seconds'] / max(1, len(chosen.samples)):.1f}"
-                    if "seconds" in run and not run.get("resumed_from_cache")
-                    else "— (resumed)"
-                    if run.get("resumed_from_cache")
-                    else "—"
-                )
-                lines.append("| " + " | ".join([*cells, run.get("cpu_model", "—"), per_row]) + " |")
-                if report.unscored:
-                    lines.append(f"|  | unscored: {report.unscored} |" + " |" * (len(head) - 2))
-                score_file = folder("score", name) / "scores.jsonl"
-                if path != "score" and report.n < labelled and score_file.exists():
-                    # A partial run: the scoring path on exactly its rows, for a fair comparison.
-                    done = {r.id for r in read_judge_scores(scores, "faithfulness").rows}
-                    same = report_for(score_file, name, done if ids is None else done & ids)
-                    cells = [f"score, on the {same.n} {path} rows", f"{same.n}"]
-                    cells += [_cell(same, f) for f in FIGURES]
-                    lines.append("| " + " | ".join([*cells, "", ""]) + " |")
-            lines.append("")
+    head = ["path", "rows scored", *FIGURES, "machine", "s per row"]
+    for (name, split), group in groupby(rows, key=lambda r: (r["set"], r["split"])):
+        lines += [f"## {name}, {SPLITS[split]}", ""]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for row in group:
+            lines += _markdown_lines(row, len(head))
+        lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _markdown_lines(row: dict[str, Any], columns: int) -> list[str]:
+    """One path's line of a table, its unscored rows, and the scoring path on its rows."""
+    cells = [row["label"], f"{row['rows_scored']} of {row['rows_labelled']}"]
+    cells += [_cell(row[f]) for f in FIGURES]
+    per_row = (
+        "— (resumed)"
+        if row["resumed_from_cache"]
+        else "—"
+        if row["seconds_per_row"] is None
+        else f"{row['seconds_per_row']:.1f}"
+    )
+    lines = ["| " + " | ".join([*cells, row["machine"] or "—", per_row]) + " |"]
+    if row["unscored"]:
+        lines.append(f"|  | unscored: {row['unscored']} |" + " |" * (columns - 2))
+    if (same := row.get("score_on_same_rows")) is not None:
+        cells = [
+            f"score, on the {same['rows_scored']} {row['path']} rows",
+            f"{same['rows_scored']}",
+        ]
+        cells += [_cell(same[f]) for f in FIGURES]
+        lines.append("| " + " | ".join([*cells, "", ""]) + " |")
+    return lines
 
 
 async def rescore(name: str, verify: int) -> None:
@@ -353,7 +426,9 @@ def main() -> None:
         asyncio.run(rescore(args.name, args.verify))
         return
     if args.command == "report":
-        MARKDOWN.write_text(markdown(), encoding="utf-8")
+        rows = tables()
+        RESULTS.write_text(json.dumps(results(rows), indent=2) + "\n", encoding="utf-8")
+        MARKDOWN.write_text(markdown(rows), encoding="utf-8")
         print(MARKDOWN.read_text(encoding="utf-8"))
         return
     if args.scores is not None:

@@ -21,7 +21,8 @@ same order, against the same server; the ragas side runs in its own venv
 Every finished (tool, sample, metric) is appended to ``results/judge_cost.records.jsonl`` and
 the summary (``results/judge_cost.json`` and ``.md``) is rewritten, so an interrupted run keeps
 what it finished. Records of tools not run this time are kept (same samples file only);
-``--resume`` also keeps each run tool's finished samples and runs only the rest.
+``--resume`` also keeps each run tool's finished samples and runs only the rest;
+``--rewrite-summary`` recomputes the summary from the records alone (no model call).
 
 Usage::
 
@@ -855,11 +856,11 @@ def metric_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _server_time(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Per-sample means of the llama server's timings over the records that have them (runs
-    before they were recorded have none), with the usage and call time of the same records."""
+    before they were recorded have none), with the usage, call and wall time of the same records."""
     timed = [r for r in records if r.get("server_timed_requests")]
     if not timed:
         return None
-    keys = ("prompt_tokens", "llm_seconds", *SERVER_TIMING_KEYS)
+    keys = ("prompt_tokens", "llm_seconds", "wall_s", *SERVER_TIMING_KEYS)
     return {"samples": len(timed), **{key: _mean([r.get(key, 0) for r in timed]) for key in keys}}
 
 
@@ -867,56 +868,8 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for tool in sorted({r["tool"] for r in records}):
         mine = [r for r in records if r["tool"] == tool]
-        by_metric = {
-            m: [r for r in mine if r["metric"] == m]
-            for m in dict.fromkeys(r["metric"] for r in mine)
-        }
-        summary = {m: metric_summary(rs) for m, rs in by_metric.items()}
-        # Recall at every k <= 3: ragas runs k = 1, 2 on top of the main (k = 3) run; rag_judge
-        # gets all k from its one context-recall pass.
-        recall_runs = [
-            m for m in by_metric if m == "context_recall" or m.startswith("context_recall@")
-        ]
-        complete = {r["sample_id"] for r in by_metric.get("context_recall", [])}
-        for m in recall_runs:
-            complete &= {r["sample_id"] for r in by_metric[m]}
-        if complete and tool == "ragas":
-            rows = [r for m in recall_runs for r in by_metric[m] if r["sample_id"] in complete]
-            combined = _combine(rows, len(complete))
-            combined["scores_by_k"] = {
-                str(k): _mean(
-                    [
-                        r["value"]
-                        for r in by_metric["context_recall" if k == 3 else f"context_recall@{k}"]
-                        if r["sample_id"] in complete and r.get("value") is not None
-                    ]
-                )
-                for k in RECALL_K
-                if k == 3 or f"context_recall@{k}" in by_metric
-            }
-            summary["context_recall_all_k"] = combined
-        elif complete:
-            rows = [r for r in by_metric["context_recall"] if r["sample_id"] in complete]
-            combined = _combine(rows, len(complete))
-            combined["scores_by_k"] = {
-                str(k): _mean(
-                    [
-                        r["by_k"][str(k)]
-                        for r in rows
-                        if r.get("by_k") and r["by_k"].get(str(k)) is not None
-                    ]
-                )
-                for k in RECALL_K
-            }
-            summary["context_recall_all_k"] = combined
-        main = [r for r in mine if r["metric"] in METRICS]
-        samples_all = {r["sample_id"] for r in main}
-        for m in METRICS:
-            samples_all &= {r["sample_id"] for r in by_metric.get(m, [])}
-        if samples_all:
-            summary["all_three"] = _combine(
-                [r for r in main if r["sample_id"] in samples_all], len(samples_all)
-            )
+        summary = {m: metric_summary(rs) for m, rs in _by_metric(mine).items()}
+        summary |= _totals(tool, mine)
         if tool == "rag_judge":
             summary["self_reported_vs_proxy"] = {
                 "calls": [
@@ -928,8 +881,83 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                     sum(r.get("prompt_tokens", 0) for r in mine),
                 ],
             }
+        timed = _server_timed_samples(mine)
+        if timed:
+            summary["server_timed"] = {
+                "samples": len(timed),
+                **_totals(tool, [r for r in mine if r["sample_id"] in timed]),
+            }
         out[tool] = summary
     return out
+
+
+def _by_metric(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    return {
+        m: [r for r in records if r["metric"] == m]
+        for m in dict.fromkeys(r["metric"] for r in records)
+    }
+
+
+def _server_timed_samples(records: list[dict[str, Any]]) -> set[str]:
+    """The samples whose every record carries the llama server's timings: those run since the
+    timings were recorded, one tool at a time on one server (their wall times compare)."""
+    samples = {r["sample_id"] for r in records}
+    return {
+        s
+        for s in samples
+        if all(r.get("server_timed_requests") for r in records if r["sample_id"] == s)
+    }
+
+
+def _totals(tool: str, mine: list[dict[str, Any]]) -> dict[str, Any]:
+    """One tool's ``context_recall_all_k`` and ``all_three``, each over the samples that have
+    every record it adds up."""
+    by_metric = _by_metric(mine)
+    totals: dict[str, Any] = {}
+    # Recall at every k <= 3: ragas runs k = 1, 2 on top of the main (k = 3) run; rag_judge
+    # gets all k from its one context-recall pass.
+    recall_runs = [m for m in by_metric if m == "context_recall" or m.startswith("context_recall@")]
+    complete = {r["sample_id"] for r in by_metric.get("context_recall", [])}
+    for m in recall_runs:
+        complete &= {r["sample_id"] for r in by_metric[m]}
+    if complete and tool == "ragas":
+        rows = [r for m in recall_runs for r in by_metric[m] if r["sample_id"] in complete]
+        combined = _combine(rows, len(complete))
+        combined["scores_by_k"] = {
+            str(k): _mean(
+                [
+                    r["value"]
+                    for r in by_metric["context_recall" if k == 3 else f"context_recall@{k}"]
+                    if r["sample_id"] in complete and r.get("value") is not None
+                ]
+            )
+            for k in RECALL_K
+            if k == 3 or f"context_recall@{k}" in by_metric
+        }
+        totals["context_recall_all_k"] = combined
+    elif complete:
+        rows = [r for r in by_metric["context_recall"] if r["sample_id"] in complete]
+        combined = _combine(rows, len(complete))
+        combined["scores_by_k"] = {
+            str(k): _mean(
+                [
+                    r["by_k"][str(k)]
+                    for r in rows
+                    if r.get("by_k") and r["by_k"].get(str(k)) is not None
+                ]
+            )
+            for k in RECALL_K
+        }
+        totals["context_recall_all_k"] = combined
+    main = [r for r in mine if r["metric"] in METRICS]
+    samples_all = {r["sample_id"] for r in main}
+    for m in METRICS:
+        samples_all &= {r["sample_id"] for r in by_metric.get(m, [])}
+    if samples_all:
+        totals["all_three"] = _combine(
+            [r for r in main if r["sample_id"] in samples_all], len(samples_all)
+        )
+    return totals
 
 
 def _combine(rows: list[dict[str, Any]], n: int) -> dict[str, Any]:
@@ -1002,6 +1030,23 @@ def summarise_files(paths: list[Path], out: Path, note: str) -> None:
     )
 
 
+def rewrite_summary(out: Path) -> None:
+    """Recompute ``out``'s summary and markdown from its own records file, keeping its
+    parameters, machine, sides and notes (no model call)."""
+    report = json.loads(out.read_text(encoding="utf-8"))
+    lines = out.with_suffix(".records.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    sha = report["parameters"].get("samples_sha256")
+    if sha is not None:  # a run's file: the records of its samples file
+        records = [r for r in records if r.get("samples_sha256") == sha]
+    else:  # a --summarise file: the samples every tool finished
+        records = complete_samples(records)
+    report["summary"] = summarise(records)
+    report["per_sample"] = per_sample(records)
+    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    out.with_suffix(".md").write_text(markdown(report))
+
+
 def per_sample(records: list[dict[str, Any]]) -> dict[str, Any]:
     """{sample_id: {tool: {metric: value}}}, plus rag_judge's recall by k."""
     out: dict[str, Any] = {}
@@ -1040,7 +1085,7 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for tool, metrics in summary.items():
         for metric, s in metrics.items():
-            if metric in ("all_three", "context_recall_all_k", "self_reported_vs_proxy"):
+            if metric in TOTALS:
                 continue
             cps = s["calls_per_sample"]
             lines.append(
@@ -1056,28 +1101,19 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "*all three*: faithfulness + answer relevancy + context recall (k = 3). "
         "*recall at k = 1..3*: ragas re-runs LLMContextRecall with `contexts[:k]` for k = 1, 2 "
-        "on top of its k = 3 run; rag_judge reads every k from its one context-recall pass.",
+        "on top of its k = 3 run; rag_judge reads every k from its one context-recall pass. "
+        "*server-timed samples*: those whose every record has the llama server's timings "
+        "(the runs since they were recorded), the same samples as the table of where the model "
+        "time went.",
         "",
         "| tool | what | samples | LLM calls / sample | prompt tok / sample "
         "| completion tok / sample | wall s / sample | recall@1 | recall@2 | recall@3 |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for tool, metrics in summary.items():
-        for key, label in (
-            ("all_three", "all three"),
-            ("context_recall_all_k", "recall at k = 1..3"),
-        ):
-            s = metrics.get(key)
-            if not s:
-                continue
-            by_k = s.get("scores_by_k", {})
-            lines.append(
-                f"| {tool} | {label} | {s['samples']} | {s['calls_per_sample']:.2f} "
-                f"| {s['prompt_tokens_per_sample']:.1f} | {s['completion_tokens_per_sample']:.1f} "
-                f"| {s['wall_s_per_sample']:.1f} | "
-                + " | ".join(_fmt(by_k.get(str(k)), 3) for k in RECALL_K)
-                + " |"
-            )
+        lines += _totals_lines(tool, metrics, "")
+    for tool, metrics in summary.items():
+        lines += _totals_lines(tool, metrics.get("server_timed", {}), ", server-timed samples")
     lines += [
         "",
         "## Call pattern",
@@ -1105,6 +1141,28 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", "## Notes", "", *[f"* {n}" for n in report.get("notes", [])]]
     lines += ["", "## Machine", "", *(f"* {k}: {v}" for k, v in report["machine"].items()), ""]
     return "\n".join(lines)
+
+
+TOTALS = ("all_three", "context_recall_all_k", "self_reported_vs_proxy", "server_timed")
+"""The keys of a tool's summary that are not one metric's."""
+
+
+def _totals_lines(tool: str, totals: dict[str, Any], which: str) -> list[str]:
+    """The rows of the totals table for one tool (``which``: a note on the samples)."""
+    lines = []
+    for key, label in (("all_three", "all three"), ("context_recall_all_k", "recall at k = 1..3")):
+        s = totals.get(key)
+        if not s:
+            continue
+        by_k = s.get("scores_by_k", {})
+        lines.append(
+            f"| {tool} | {label}{which} | {s['samples']} | {s['calls_per_sample']:.2f} "
+            f"| {s['prompt_tokens_per_sample']:.1f} | {s['completion_tokens_per_sample']:.1f} "
+            f"| {s['wall_s_per_sample']:.1f} | "
+            + " | ".join(_fmt(by_k.get(str(k)), 3) for k in RECALL_K)
+            + " |"
+        )
+    return lines
 
 
 def _server_time_lines(summary: dict[str, Any]) -> list[str]:
@@ -1212,11 +1270,20 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--status", default="finished", help="status line for --summarise")
     parser.add_argument(
+        "--rewrite-summary",
+        action="store_true",
+        help="only recompute --out's summary and markdown from its records file (no model call)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="keep each tool's finished samples from the records file and run only the others",
     )
     args = parser.parse_args(argv)
+    if args.rewrite_summary:
+        rewrite_summary(args.out)
+        print(args.out.with_suffix(".md").read_text())
+        return
     if args.summarise:
         summarise_files(args.summarise, args.out, args.status)
         print(args.out.with_suffix(".md").read_text())

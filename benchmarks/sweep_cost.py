@@ -18,13 +18,16 @@ early (``--budget-min``: start no new question after that many minutes) still le
 numbers; the markdown compares the plans on the questions both finished. Every row names its
 CPU: a run resumed on another machine compares wall times only where both plans ran the
 question on the same CPU model (``--questions`` runs both plans on one question back to back).
-Results go to ``results/sweep_cost.json`` (replaced per plan run) and ``results/sweep_cost.md``.
+Results go to ``results/sweep_cost.json`` (replaced per plan run; ``comparison`` holds the
+markdown's side-by-side table, totals included) and ``results/sweep_cost.md``; ``--rewrite``
+writes both again from the recorded runs without a model call.
 
 Usage::
 
     .venv/bin/python benchmarks/sweep_cost.py --limit 10                  # the issue's size
     .venv/bin/python benchmarks/sweep_cost.py --plans naive --budget-min 60
     .venv/bin/python benchmarks/sweep_cost.py --resume --questions DEV_6_QUERY_2  # both plans
+    .venv/bin/python benchmarks/sweep_cost.py --rewrite                   # no model call
 """
 
 from __future__ import annotations
@@ -244,8 +247,13 @@ def _only(eval_set: Any, wanted: list[str]) -> Any:
 
 
 def _write(path: Path, report: dict[str, Any]) -> None:
+    """The runs and, once both plans share a question, their ``comparison``; and the markdown."""
+    written = {key: value for key, value in report.items() if key != "comparison"}
+    both = comparison(report["runs"])
+    if both is not None:
+        written["comparison"] = both
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    path.write_text(json.dumps(written, indent=2, ensure_ascii=False) + "\n")
     path.with_suffix(".md").write_text(render(report))
 
 
@@ -284,7 +292,7 @@ def render(report: dict[str, Any]) -> str:
                 f"The {run['plan']} run was stopped after {done} of {len(run['questions'])} "
                 "questions; its numbers are those of the finished questions.",
             ]
-    lines += _side_by_side(report["runs"])
+    lines += _side_by_side(comparison(report["runs"]))
     for run in report["runs"]:
         machine = ", ".join(f"{k}={v}" for k, v in run["machine"].items())
         lines += ["", f"Machine ({run['plan']}): {machine}"]
@@ -303,48 +311,90 @@ def _per_question(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
     previous = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "wall_s": 0.0}
     for row in run.get("per_question", []):
         out[row["question"]] = {key: row[key] - previous[key] for key in previous}
+        out[row["question"]]["wall_s"] = round(out[row["question"]]["wall_s"], 1)
         out[row["question"]]["cpu"] = row.get("cpu") or run["machine"]["cpu_model"]
         previous = {key: row[key] for key in previous}
     return out
 
 
-def _side_by_side(runs: list[dict[str, Any]]) -> list[str]:
-    """Both plans per question; wall times are compared only where both ran on one CPU."""
+def comparison(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Both plans on the questions both finished: each question's own figures and the naive
+    plan's time over the planned one's where both ran it on one CPU model, the totals, and the
+    totals of those questions (None until both plans have a question in common)."""
     by_plan = {run["plan"]: _per_question(run) for run in runs}
     if not {"planned", "naive"} <= by_plan.keys():
-        return []
+        return None
     common = [q for q in by_plan["planned"] if q in by_plan["naive"]]
     if not common:
+        return None
+    keys = ("calls", "prompt_tokens", "completion_tokens", "wall_s")
+    questions = []
+    for question in common:
+        p, n = by_plan["planned"][question], by_plan["naive"][question]
+        same = p["cpu"] == n["cpu"]
+        questions.append(
+            {
+                "question": question,
+                "cpu": p["cpu"] if same else None,
+                "planned": p,
+                "naive": n,
+                "naive_over_planned": round(n["wall_s"] / p["wall_s"], 4) if same else None,
+            }
+        )
+    timed = [q for q in questions if q["cpu"] is not None]
+    return {
+        "questions": questions,
+        "all": {
+            "questions": len(questions),
+            **{
+                plan: {key: round(sum(q[plan][key] for q in questions), 1) for key in keys}
+                for plan in ("planned", "naive")
+            },
+        },
+        "same_cpu": {
+            "questions": len(timed),
+            **{
+                plan: {"wall_s": round(sum(q[plan]["wall_s"] for q in timed), 1)}
+                for plan in ("planned", "naive")
+            },
+            "naive_over_planned": round(
+                sum(q["naive"]["wall_s"] for q in timed)
+                / sum(q["planned"]["wall_s"] for q in timed),
+                4,
+            )
+            if timed
+            else None,
+        },
+    }
+
+
+def _side_by_side(both: dict[str, Any] | None) -> list[str]:
+    """Both plans per question; wall times are compared only where both ran on one CPU."""
+    if both is None:
         return []
     lines = [
         "",
-        f"Both plans on the {len(common)} question(s) both finished (wall times compared only "
-        "where both plans ran the question on the same CPU model):",
+        f"Both plans on the {len(both['questions'])} question(s) both finished (wall times "
+        "compared only where both plans ran the question on the same CPU model):",
         "",
         "| question | CPU (planned / naive) | planned calls | naive calls "
         "| planned prompt + completion tok | naive prompt + completion tok "
         "| planned s | naive s | naive / planned time |",
         "|---|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
-    keys = ("calls", "prompt_tokens", "completion_tokens", "wall_s")
-    totals = {plan: dict.fromkeys(keys, 0.0) for plan in ("planned", "naive")}
-    timed = dict.fromkeys(("planned", "naive"), 0.0)
-    same_cpu = 0
-    for question in common:
-        p, n = by_plan["planned"][question], by_plan["naive"][question]
-        same = p["cpu"] == n["cpu"]
-        same_cpu += same
-        for plan, row in (("planned", p), ("naive", n)):
-            for key in keys:
-                totals[plan][key] += row[key]
-            timed[plan] += row["wall_s"] if same else 0.0
-        cpus = p["cpu"] if same else f"{p['cpu']} / {n['cpu']}"
-        lines.append(_side_row(question, cpus, p, n, comparable=same))
-    lines.append(_side_row(f"**all {len(common)}**", "", totals["planned"], totals["naive"], False))
-    if same_cpu:
+    for q in both["questions"]:
+        p, n = q["planned"], q["naive"]
+        cpus = q["cpu"] or f"{p['cpu']} / {n['cpu']}"
+        lines.append(_side_row(q["question"], cpus, p, n, comparable=q["cpu"] is not None))
+    every = both["all"]
+    label = f"**all {every['questions']}**"
+    lines.append(_side_row(label, "", every["planned"], every["naive"], False))
+    same = both["same_cpu"]
+    if same["questions"]:
         lines.append(
-            f"| **{same_cpu} on one CPU each** | | | | | | {timed['planned']:.1f} "
-            f"| {timed['naive']:.1f} | {timed['naive'] / timed['planned']:.2f}x |"
+            f"| **{same['questions']} on one CPU each** | | | | | | "
+            f"{same['planned']['wall_s']:.1f} | {same['naive']['wall_s']:.1f} "
+            f"| {same['naive_over_planned']:.2f}x |"
         )
     return lines
 
@@ -357,6 +407,11 @@ def _side_row(label: str, cpus: str, p: dict[str, Any], n: dict[str, Any], compa
         f"| {n['prompt_tokens']:,.0f} + {n['completion_tokens']:,.0f} "
         f"| {p['wall_s']:.1f} | {n['wall_s']:.1f} | {ratio} |"
     )
+
+
+def rewrite(path: Path) -> None:
+    """The results file's comparison and markdown again from its runs (no model call)."""
+    _write(path, json.loads(path.read_text(encoding="utf-8")))
 
 
 def parse_args() -> argparse.Namespace:
@@ -387,6 +442,11 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="continue each plan's recorded run with the questions it has not finished",
     )
+    parser.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="only write --out's comparison and markdown again from its runs (no model call)",
+    )
     args = parser.parse_args()
     if args.questions is not None and not args.resume:
         # Without --resume a plan's recorded run is replaced: its other questions would be lost.
@@ -395,4 +455,8 @@ def parse_args() -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(parse_args()))
+    arguments = parse_args()
+    if arguments.rewrite:
+        rewrite(arguments.out)
+    else:
+        asyncio.run(main(arguments))

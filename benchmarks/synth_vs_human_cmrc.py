@@ -12,10 +12,12 @@ Then, over the whole 848-paragraph corpus cut the same way:
 - how much each question copies its paragraph (token 3-gram overlap),
 
 for the human question and the synthetic one of each paragraph, side by side, with paired
-bootstrap CIs of the difference (2,000 resamples, seed 0). Everything is cached, so a re-run
-makes no model call:
+bootstrap CIs of the difference (2,000 resamples, seed 0); the tables are also in the results
+file (``comparisons``). Everything is cached, so a re-run makes no model call; ``--summarise``
+only recomputes the tables from the results file's rows:
 
     python benchmarks/synth_vs_human_cmrc.py [--paragraphs 60] [--k 3]
+    python benchmarks/synth_vs_human_cmrc.py --summarise
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ async def main(paragraphs: int, k: int) -> None:
         "model": session.client.name,
         "seconds": round(time.monotonic() - started, 1),
         "sets": sets,
+        "comparisons": comparisons(sets),
     }
     (RESULTS / "synth_vs_human_cmrc.json").write_text(
         json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
@@ -177,7 +180,6 @@ MEASURES = (
 
 def _report(record: dict[str, Any]) -> str:
     sets = record["sets"]
-    human = sets["human"]
     m = record["machine"]
     lines = [
         "# Synthetic and human questions on the same CMRC 2018 paragraphs",
@@ -206,42 +208,85 @@ def _report(record: dict[str, Any]) -> str:
             f"{synth['seconds'] / 60:.1f} min; dropped: {rejected}"
         )
     lines.append("")
-    for name in [n for n in sets if n != "human"]:
-        rows = sets[name]
-        paired = [p for p in rows if p in human]
+    for comparison in record.get("comparisons") or comparisons(sets):
+        name = comparison["set"]
         lines += [
-            f"## human vs {name} ({len(paired)} paragraphs with both)",
+            f"## human vs {name} ({comparison['paragraphs']} paragraphs with both)",
             "",
             "| measure | human | " + name + " | difference [95% CI] |",
             "|---|---|---|---|",
         ]
+        for row in comparison["measures"]:
+            diff = row["difference"]
+            lines.append(
+                f"| {row['measure']} (n={row['n']}) | {_ci(row['human'])} "
+                f"| {_ci(row['synthetic'])} | "
+                f"{diff['estimate']:+.3f} [{diff['low']:+.3f}, {diff['high']:+.3f}] |"
+            )
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def comparisons(sets: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each synthetic set against the human questions on the paragraphs both have: per measure,
+    the rows both scored, each side's mean and the paired difference (synthetic - human), each
+    with its 95% bootstrap CI (2,000 resamples, seed 0): the tables of the markdown, as data."""
+    human = sets["human"]
+    found = []
+    for name in [n for n in sets if n != "human"]:
+        rows = sets[name]
+        paired = [p for p in rows if p in human]
+        measures = []
         for measure in MEASURES:
             both = [p for p in paired if _num(human[p].get(measure)) and _num(rows[p].get(measure))]
             if not both:
                 continue
             a = [rows[p][measure] for p in both]
             b = [human[p][measure] for p in both]
-            diff = paired_bootstrap_ci(a, b)
-            lines.append(
-                f"| {measure} (n={len(both)}) | {_ci(b)} | {_ci(a)} | "
-                f"{diff.estimate:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}] |"
+            measures.append(
+                {
+                    "measure": measure,
+                    "n": len(both),
+                    "human": _interval(bootstrap_mean_ci(b)),
+                    "synthetic": _interval(bootstrap_mean_ci(a)),
+                    "difference": _interval(paired_bootstrap_ci(a, b)),
+                }
             )
-        lines.append("")
-    return "\n".join(lines) + "\n"
+        found.append({"set": name, "paragraphs": len(paired), "measures": measures})
+    return found
+
+
+def _interval(ci: Any) -> dict[str, float]:
+    return {"estimate": ci.estimate, "low": ci.low, "high": ci.high}
 
 
 def _num(value: Any) -> bool:
     return isinstance(value, (int, float))
 
 
-def _ci(values: list[float]) -> str:
-    ci = bootstrap_mean_ci(values)
-    return f"{ci.estimate:.3f} [{ci.low:.3f}, {ci.high:.3f}]"
+def _ci(ci: dict[str, float]) -> str:
+    return f"{ci['estimate']:.3f} [{ci['low']:.3f}, {ci['high']:.3f}]"
+
+
+def summarise(path: Path) -> None:
+    """Add the comparison tables to a results file from its per-paragraph rows (no model
+    call); its markdown is left as it is."""
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record["comparisons"] = comparisons(record["sets"])
+    path.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paragraphs", type=int, default=60)
     parser.add_argument("--k", type=int, default=3)
+    parser.add_argument(
+        "--summarise",
+        action="store_true",
+        help="only add the comparison tables to the results file from its rows (no model call)",
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.paragraphs, args.k))
+    if args.summarise:
+        summarise(RESULTS / "synth_vs_human_cmrc.json")
+    else:
+        asyncio.run(main(args.paragraphs, args.k))

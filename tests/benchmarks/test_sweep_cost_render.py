@@ -7,6 +7,7 @@ across machines, seconds do not. These tests pin what the markdown says in each 
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -79,3 +80,28 @@ def test_a_run_of_only_the_questions_asked_is_not_called_stopped(
     text = sweep_cost.render({"runs": [planned]})
     assert "asked for q2 only (`--questions`), not all 3 questions" in text
     assert "stopped" not in text
+
+
+def test_the_comparison_is_in_the_results_file(sweep_cost: ModuleType, tmp_path: Path) -> None:
+    """The JSON holds the markdown's side-by-side figures, totals on one CPU included, so the
+    manual's ratio is checked against the file; --rewrite writes it from the runs alone."""
+    planned = run("planned", "EPYC", [("q1", 10, 100.0, None), ("q2", 10, 50.0, None)])
+    naive = run("naive", "EPYC", [("q1", 20, 300.0, None), ("q2", 30, 150.0, "Xeon")])
+    path = tmp_path / "sweep_cost.json"
+    path.write_text(json.dumps({"runs": [planned, naive]}), encoding="utf-8")
+    sweep_cost.rewrite(path)
+    both = json.loads(path.read_text(encoding="utf-8"))["comparison"]
+    assert [q["naive_over_planned"] for q in both["questions"]] == [3.0, None]
+    assert both["questions"][1]["cpu"] is None  # planned on the EPYC, naive on a Xeon
+    assert both["all"]["planned"]["calls"] == 20
+    assert both["all"]["naive"]["wall_s"] == 450.0
+    # Only q1 ran on one CPU: 300 s against 100 s.
+    assert both["same_cpu"] == {
+        "questions": 1,
+        "planned": {"wall_s": 100.0},
+        "naive": {"wall_s": 300.0},
+        "naive_over_planned": 3.0,
+    }
+    assert "| **1 on one CPU each** | | | | | | 100.0 | 300.0 | 3.00x |" in (
+        path.with_suffix(".md").read_text(encoding="utf-8")
+    )
