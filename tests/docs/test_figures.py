@@ -9,7 +9,8 @@ The path is a results file in the repository; the selector walks it: ``a.b`` for
 demo*`` for the one key that starts with ``make demo``), ``[3]`` for a list's element,
 ``[set=cmrc2018_zh_chunked;spending=pocock]`` for the one element of a list whose fields have
 these values; ``mean``, ``max`` or ``min`` before the selector combine every element they match.
-``A over B`` is the ratio of two selectors' values (a speed-up the text derives). ``*100`` after
+``A over B`` is the ratio of two selectors' values (a speed-up the text derives), ``A minus B``
+their difference; B may name another results file first. ``*100`` after
 the selector scales a fraction to the percent the text shows, ``/60`` seconds to
 minutes, ``*-1`` a difference the text states as "below". The number checked is the last one
 before the comment on its line; it must equal the file's value rounded to the decimals shown
@@ -91,16 +92,35 @@ def select(data: Any, selector: str) -> Any:
 
     >>> round(select(rows, "rows[k=1].v over mean rows[k=2].v"), 4)
     0.625
+
+    ``A minus B`` is a difference it derives (``rose by 0.03``); either side may name another
+    results file before its selector (``A over benchmarks/results/other.json B``):
+
+    >>> round(select(rows, "rows[k=1].v minus mean rows[k=2].v"), 4)
+    -0.3
     """
-    if " over " in selector:  # a ratio the text derives: both sides from the same file
-        top, bottom = selector.split(" over ", 1)
-        return select(data, top) / select(data, bottom)
+    for word, combine in DERIVED.items():
+        if word in selector:  # a figure the text derives from two values
+            left, right = selector.split(word, 1)
+            return combine(_operand(data, left), _operand(data, right))
     how, _, rest = selector.partition(" ")
     if how in AGGREGATES:
         return AGGREGATES[how](_walk(data, rest))
     values = _walk(data, selector)
     assert len(values) == 1, f"{selector} selects {len(values)} values, not one"
     return values[0]
+
+
+DERIVED = {" over ": lambda a, b: a / b, " minus ": lambda a, b: a - b}
+"""The figures a text derives from two values: a ratio, a difference."""
+
+
+def _operand(data: Any, selector: str) -> Any:
+    """One side of a derived figure: from ``data``, or from the results file it names first."""
+    if selector.startswith("benchmarks/results/"):
+        path, rest = selector.split(" ", 1)
+        return select(_results(path), rest)
+    return select(data, selector)
 
 
 AGGREGATES = {"mean": lambda v: sum(v) / len(v), "max": max, "min": min}
