@@ -67,7 +67,7 @@ def sweep_png(
 
     figure = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     left, middle, right = figure.subplots(1, 3)
-    marked = decision.recommended_k
+    marked = decision.recommended_arm
     _retrieval_panel(left, summary, retrieval, ks, marked, f"mean, {confidence:.0%} CI band")
     _decision_panel(middle, decision, ks)
     _refusal_panel(right, decision, ks)

@@ -68,9 +68,8 @@ class GridResult:
 
     @property
     def recommended(self) -> Arm | None:
-        """The configuration and k to use (None: undecided, or not decided yet). The decision
-        itself numbers arms: ``decision.recommended_k`` is the arm's number in a grid."""
-        chosen = None if self.decision is None else self.decision.recommended_k
+        """The configuration and k to use (None: undecided, or not decided yet)."""
+        chosen = None if self.decision is None else self.decision.recommended_arm
         return None if chosen is None else self.arms[chosen]
 
     @property

@@ -14,6 +14,7 @@ from rag_judge.core.errors import InputError
 from rag_judge.data.eval_sets import EvalQuery, EvalSet
 from rag_judge.jobs.grid.job import shared_answers, sweep_grid
 from rag_judge.jobs.sweep import SweepOptions
+from rag_judge.jobs.sweep.decision.arms import Arm
 from rag_judge.jobs.sweep.grid_axes import Grid
 
 CAPITALS = {"France": ("Paris", "d1#0"), "Japan": ("Tokyo", "d3#0")}
@@ -50,16 +51,20 @@ def client() -> ModelClient:
 def test_your_own_rags_are_configurations_and_the_better_one_is_chosen() -> None:
     grid = sweep_grid(
         capitals(100),
-        grid={"rag": {"right-first": ranked(True), "right-second": ranked(False)}},
+        grid={"rag": {"right-second": ranked(False), "right-first": ranked(True)}},
         ks=[1, 2], metrics=["exact_match"], objective="answer_f1", margin=0.1,
         client=client(), cache=False,
     )  # fmt: skip
     decision = grid.decision
     assert decision is not None
     assert decision.headline == "Use rag=right-first at k=1"
+    # the rule numbers arms in grid order; the decision speaks of the arm's k and configuration
+    assert (decision.recommended_arm, decision.recommended_k) == (3, 1)
+    assert decision.recommended_configuration == "rag=right-first"
+    assert grid.recommended == Arm("rag=right-first", 1)
     document = decision.to_json()
     assert document["recommended_configuration"] == "rag=right-first"
-    assert document["recommended_k"] == 1
+    assert (document["recommended_k"], document["recommended_arm"]) == (1, 3)
     means = {(e["configuration"], e["k"]): e["mean"] for e in document["per_k"]}
     assert means[("rag=right-second", 1)] == 0.0  # Germany's passage names no capital
     assert means[("rag=right-first", 1)] == means[("rag=right-first", 2)] > 0

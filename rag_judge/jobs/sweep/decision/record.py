@@ -56,12 +56,28 @@ class Decision:
     one)."""
     names: ArmNames = field(default_factory=ArmNames)
     """How the compared columns are named: ks, or a configuration sweep's arms (whose numbers
-    are what :attr:`recommended_k` and the standings hold)."""
+    are what :attr:`recommended_arm`, :attr:`undecided_between` and the standings hold)."""
+
+    @property
+    def recommended_arm(self) -> int | None:
+        """The recommended column's number: the k itself in a k-sweep, the arm's number in a
+        configuration sweep; None when the data cannot yet name one."""
+        return None if self.recommendation is None else self.recommendation.recommended_k
 
     @property
     def recommended_k(self) -> int | None:
-        """The k to use; None when the data cannot yet name one."""
-        return None if self.recommendation is None else self.recommendation.recommended_k
+        """The k to use (in a configuration sweep, the recommended arm's k: its configuration is
+        :attr:`recommended_configuration`); None when the data cannot yet name one."""
+        chosen = self.recommended_arm
+        return chosen if chosen is None or not self.names.arms else self.names.arms[chosen].k
+
+    @property
+    def recommended_configuration(self) -> str | None:
+        """A configuration sweep's recommended configuration (None in a k-sweep, or undecided)."""
+        chosen = self.recommended_arm
+        return (
+            None if chosen is None or not self.names.arms else self.names.arms[chosen].configuration
+        )
 
     @property
     def undecided_between(self) -> tuple[int, ...]:
@@ -86,8 +102,8 @@ class Decision:
         """The decision in a few words: ``Use k = 4``, ``Undecided between k = 3, 4``, ``No k``."""
         names = self.names
         if names.arms:
-            if self.recommended_k is not None:
-                return f"Use {names.one(self.recommended_k)}"
+            if self.recommended_arm is not None:
+                return f"Use {names.one(self.recommended_arm)}"
             if len(self.undecided_between) == 1:
                 lead = names.one(self.undecided_between[0])
                 return f"Undecided: {lead} leads, not yet within the margin"
@@ -249,7 +265,7 @@ class Decision:
             return names.as_json(key) if key is not None else {}
 
         picks = {
-            "recommended": self.recommended_k,
+            "recommended": self.recommended_arm,
             "best_by_mean": None if found is None else found.best_k_by_mean,
             "reference": None if found is None else found.reference_k,
         }
