@@ -5,6 +5,7 @@ or a CI console (where a live bar shows nothing until the end) a plain line ever
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
 
 LOG_EVERY = 30.0
 """Seconds between two plain progress lines when stderr is not a terminal."""
+RATE_WINDOW = 300.0
+"""Seconds of recent progress the time left is estimated from (the bar's and the lines'): a
+resumed run's rows from the cache, done at once, stop counting after this long, where a rate
+since the start would promise minutes for what takes an hour."""
 
 
 @dataclass
@@ -37,10 +42,13 @@ class Step:
     """The step's own description; :meth:`note` adds to it."""
     failed: int = 0
     """Rows finished with a failed model call (:meth:`finished`)."""
+    samples: deque[tuple[float, int]] = field(default_factory=deque)
+    """(time, rows done) over the last :data:`RATE_WINDOW` seconds, and one from before it."""
 
     def __post_init__(self) -> None:
         self.started = self.logged = self.clock()
         self.base = self.base or str(self.bar.tasks[self.task].description)
+        self.samples.append((self.started, int(self.bar.tasks[self.task].completed)))
 
     def advance(self, _: object = None) -> None:
         self.bar.advance(self.task)
@@ -76,28 +84,53 @@ class Step:
             return
         now = self.clock()
         task = self.bar.tasks[self.task]
+        self._remember(now, int(task.completed))
         finished = task.total is not None and task.completed >= task.total
         if now - self.logged < LOG_EVERY and not (finished and now - self.started >= LOG_EVERY):
             return
         self.logged = now
-        line = plain_line(task.description, int(task.completed), task.total, now - self.started)
+        then, done_then = self.samples[0]
+        recent = (now - then, int(task.completed) - done_then)
+        line = plain_line(
+            task.description, int(task.completed), task.total, now - self.started, recent
+        )
         self.console.print(line)
 
+    def _remember(self, now: float, done: int) -> None:
+        """Keep the rows done over the last :data:`RATE_WINDOW` seconds, and one from before."""
+        self.samples.append((now, done))
+        while len(self.samples) > 2 and self.samples[1][0] <= now - RATE_WINDOW:
+            self.samples.popleft()
 
-def plain_line(description: str, done: int, total: float | None, elapsed: float) -> str:
-    """``judging: 12/236 (5%), 1m30s elapsed, about 28m left`` (no estimate before a total).
+
+def plain_line(
+    description: str,
+    done: int,
+    total: float | None,
+    elapsed: float,
+    recent: tuple[float, int] | None = None,
+) -> str:
+    """``judging: 12/236 (5%), 1m30s elapsed, about 28m left`` (no estimate before a total). The
+    time left comes from ``recent`` (seconds, rows done in them) when it counts any row, else
+    from the whole run.
 
     >>> plain_line("judging", 12, 236, 90.0)
     'judging: 12/236 (5%), 1m30s elapsed, about 28m00s left'
     >>> plain_line("building the index", 0, None, 31.0)
     'building the index: 0, 31s elapsed'
+
+    A resumed run: 100 rows came from the cache at once, then 10 in the last 300 seconds:
+
+    >>> plain_line("questions swept", 110, 150, 330.0, recent=(300.0, 10))
+    'questions swept: 110/150 (73%), 5m30s elapsed, about 20m00s left'
     """
     spent = _duration(elapsed)
     if not total:
         return f"{description}: {done}, {spent} elapsed"
     text = f"{description}: {done}/{int(total)} ({100 * done / total:.0f}%), {spent} elapsed"
     if 0 < done < total:
-        text += f", about {_duration(elapsed * (total - done) / done)} left"
+        seconds, rows = recent if recent is not None and recent[1] > 0 else (elapsed, done)
+        text += f", about {_duration(seconds * (total - done) / rows)} left"
     return text
 
 
@@ -114,7 +147,9 @@ def progress_step(description: str, total: int | None = None) -> Iterator[Step]:
     """A bar on stderr with one step; yields the :class:`Step` the job's callbacks drive."""
     console = make_console(stderr=True)
     columns = (*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TimeRemainingColumn(), console=console) as bar:
+    with Progress(
+        *columns, TimeRemainingColumn(), console=console, speed_estimate_period=RATE_WINDOW
+    ) as bar:
         yield Step(bar, bar.add_task(description, total=total), console)
 
 

@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 from rich.progress import Progress
 
-from rag_judge.cli.progress import LOG_EVERY, Step
+from rag_judge.cli.progress import LOG_EVERY, RATE_WINDOW, Step
 
 
 class Clock:
@@ -84,3 +84,16 @@ def test_failed_rows_and_ray_counts_show_beside_the_description() -> None:
         out.getvalue().splitlines()[-1]
         == "judging (0 in flight, 2 failed): 4/4 (100%), 1m02s elapsed"
     )
+
+
+def test_a_resumed_run_estimates_from_its_recent_pace_not_the_cached_rows() -> None:
+    """100 of 150 rows come from the cache at once, then one every 30 s: the time left is
+    what the last minutes' pace says (not a rate since the start, inflated by the cache)."""
+    step, out, clock = _step(150)
+    for _ in range(100):
+        step.advance()
+    while clock.now < RATE_WINDOW * 2:
+        clock.now += 30
+        step.advance()
+    last = out.getvalue().splitlines()[-1]
+    assert last == "judging: 120/150 (80%), 10m00s elapsed, about 15m00s left"
