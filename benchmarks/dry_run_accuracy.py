@@ -21,7 +21,13 @@ ledger's calls and tokens are read from its summary.md):
 
     python benchmarks/dry_run_accuracy.py demo --run-dir sweep_demo --seconds 701
 
-Writes ``results/dry_run_accuracy.{json,md}`` (one section per run, keyed by its command).
+``plan`` only plans the demo's job on this machine (no answer made), to show how long it
+would take here: each machine's plan is kept beside the others, with its measured speed::
+
+    python benchmarks/dry_run_accuracy.py plan
+
+Writes ``results/dry_run_accuracy.{json,md}`` (one section per run, keyed by its command; the
+plans in ``plans``).
 """
 
 from __future__ import annotations
@@ -201,6 +207,21 @@ def compare_demo(
     return _side_by_side(command, plan, plan_seconds, measured, decision.get("decision"))
 
 
+def plan_here(limit: int, metrics: Sequence[str]) -> dict[str, Any]:
+    """The demo's job planned on this machine: its measured speed and the plan's minutes."""
+    _, plan, seconds = _plan("cmrc2018_zh_chunked", limit, "1-10", metrics)
+    assert plan.speed is not None  # the embedded model is timed here
+    return {
+        "command": f"make demo's job, --limit {limit}",
+        "speed": {"prefill": round(plan.speed.prefill, 1), "decode": round(plan.speed.decode, 1)},
+        "minutes": round(plan.plan.minutes, 1),
+        "calls": plan.plan.calls,
+        "prompt_tokens": plan.plan.prompt_tokens,
+        "plan_seconds": round(seconds, 1),
+        "machine": machine_info("llama-cpp-python"),
+    }
+
+
 def render(payload: dict[str, Any]) -> str:
     lines = [
         "# `sweep --dry-run` against the real run",
@@ -239,6 +260,20 @@ def render(payload: dict[str, Any]) -> str:
                 f"| {fmt.format(m)} | {'' if r is None else f'{r:.2f}'} |"
             )
         lines.append("")
+    if payload.get("plans"):
+        lines += [
+            "## The demo's job planned on other machines",
+            "",
+            "| date (UTC) | CPU | prefill tokens/s | decode tokens/s | planned minutes |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for plan in payload["plans"]:
+            lines.append(
+                f"| {plan['machine']['date_utc'][:16]} | {plan['machine']['cpu_model']} "
+                f"| {plan['speed']['prefill']:.1f} | {plan['speed']['decode']:.1f} "
+                f"| {plan['minutes']:.1f} |"
+            )
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
@@ -259,7 +294,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     demo.add_argument("--seconds", type=float, required=True, help="the job's wall time")
     demo.add_argument("--limit", type=int, default=20)
     demo.add_argument("--metrics", default=",".join(DEMO_METRICS))
+    here = commands.add_parser("plan", help="only plan the demo's job on this machine")
+    here.add_argument("--limit", type=int, default=20)
+    here.add_argument("--metrics", default=",".join(DEMO_METRICS))
     args = parser.parse_args(argv)
+    path = RESULTS / "dry_run_accuracy.json"
+    payload = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+    if args.command == "plan":
+        payload.setdefault("plans", []).append(plan_here(args.limit, args.metrics.split(",")))
+        path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        (RESULTS / "dry_run_accuracy.md").write_text(render(payload), encoding="utf-8")
+        print(render(payload))
+        return
     if args.command == "demo":
         run = compare_demo(args.run_dir, args.seconds, args.limit, args.metrics.split(","))
     elif args.command == "api":
@@ -267,8 +313,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         run = measure_local(args.set, args.limit, args.ks, args.metrics.split(","))
     run["machine"] = machine_info("llama-cpp-python")
-    path = RESULTS / "dry_run_accuracy.json"
-    payload = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
     payload["runs"][run["command"]] = run
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     (RESULTS / "dry_run_accuracy.md").write_text(render(payload), encoding="utf-8")
